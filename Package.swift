@@ -1,0 +1,42 @@
+// swift-tools-version:6.0
+// lunet: a networking shell. Swift hosts Lua 5.4; libcurl moves the bytes.
+// Layers (each imports only those below it): C libraries -> CLunet (C bridge) -> LunetCore ->
+// LunetLua (the Lua host) -> front ends (the `lunet` executable, the `Lunet` library).
+import PackageDescription
+
+let package = Package(
+    name: "lunet",
+    products: [
+        .executable(name: "lunet", targets: ["lunet"]),
+        // For Swift tools that embed lunet. It links Lua but never readline (GPL-3).
+        .library(name: "Lunet", targets: ["Lunet"]),
+    ],
+    targets: [
+        // C libraries from Debian. CLua names no library to link: the Lua module loaded by a
+        // stock lua5.4 must use that interpreter's copy of the runtime, so only front ends link it.
+        .systemLibrary(name: "CLua", path: "Sources/CLua"),
+        .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
+        .systemLibrary(name: "CReadline", path: "Sources/CReadline"),
+
+        // The C bridge: trampolines, Lua macros as functions, typed curl wrappers, embedded lua/.
+        .target(
+            name: "CLunet",
+            dependencies: ["CLua", "CCurl"],
+            path: "Sources/CLunet"
+        ),
+        // The core: loop, transfers, sessions. Knows nothing of Lua.
+        .target(name: "LunetCore", dependencies: ["CLunet"]),
+        // The Lua host: the state, values, bindings, prelude. Knows nothing of readline or argv.
+        .target(name: "LunetLua", dependencies: ["LunetCore", "CLunet"]),
+        // The embedding library: the host plus the Lua runtime it links.
+        .target(
+            name: "Lunet",
+            dependencies: ["LunetLua", "LunetCore"],
+            linkerSettings: [.linkedLibrary("lua5.4")]
+        ),
+        .executableTarget(name: "lunet", dependencies: ["Lunet", "CReadline"]),
+
+        .testTarget(name: "LunetCoreTests", dependencies: ["LunetCore"]),
+        .testTarget(name: "LunetLuaTests", dependencies: ["Lunet"]),
+    ]
+)

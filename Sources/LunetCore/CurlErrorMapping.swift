@@ -1,0 +1,32 @@
+import CLunet
+
+/// Which kind of lunet error a libcurl result code is. Pure; tested without the network.
+public enum CurlErrorMapping {
+    public static func kind(of code: CURLcode) -> LunetError.Kind {
+        switch code {
+        case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL, CURLE_BAD_FUNCTION_ARGUMENT:
+            return .argument
+        case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY:
+            return .dns
+        case CURLE_COULDNT_CONNECT, CURLE_SEND_ERROR, CURLE_INTERFACE_FAILED:
+            return .connect
+        case CURLE_OPERATION_TIMEDOUT:
+            return .timeout
+        case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CACERT_BADFILE,
+             CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+             CURLE_SSL_INVALIDCERTSTATUS, CURLE_SSL_CRL_BADFILE, CURLE_USE_SSL_FAILED, CURLE_SSL_ENGINE_NOTFOUND,
+             CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_SHUTDOWN_FAILED:
+            return .tls
+        case CURLE_TOO_MANY_REDIRECTS:
+            return .redirects
+        case CURLE_ABORTED_BY_CALLBACK:
+            return .cancelled
+        case CURLE_FILESIZE_EXCEEDED:
+            return .tooLarge
+        default:
+            // A malformed, cut-off or otherwise broken exchange: PARTIAL_FILE, RECV_ERROR,
+            // GOT_NOTHING, WEIRD_SERVER_REPLY, HTTP2, BAD_CONTENT_ENCODING, ...
+            return .protocol
+        }
+    }
+}

@@ -1,0 +1,257 @@
+import CLunet
+import Glibc
+
+/// The one loop. It owns the curl multi handle, the timers and every transfer in flight, and it
+/// belongs to the thread that made it: nothing else may touch it (checked in debug builds).
+///
+/// One turn: run the host's due work (continuations, coroutine resumes) -> wait in
+/// curl_multi_poll (for sockets, timers, extra descriptors such as stdin, or a wakeup) ->
+/// let curl perform -> finish the transfers that completed -> fire due timers -> run what other
+/// threads handed in.
+public final class EventLoop {
+    public let multi: UnsafeMutableRawPointer
+    private let owner = pthread_self()
+    private var running: [UInt: Transfer] = [:]          // keyed by the easy handle's address
+    /// A timer's payload runs with `true` when it fires, `false` when the loop drops it unfired.
+    private var timers = TimerHeap<(Bool) -> Void>()
+    private var idleHandles: [UnsafeMutableRawPointer] = []
+    private var watchers: [Int32: () -> Void] = [:]
+    private let inbox = Inbox()
+    private var closed = false
+
+    /// The host's work for the start of each turn (it drains the Lua run queue).
+    public var runDueWork: (() -> Void)?
+    /// Set by the host when it queues work, so that the loop does not block before running it.
+    public var hasDueWork = false
+
+    public init() {
+        CurlGlobal.initialize()
+        multi = curl_multi_init()
+        // Keep enough idle connections for a busy script to reuse them all.
+        _ = lunet_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 256)
+    }
+
+    deinit {
+        for (_, t) in running {
+            if let h = t.easy {
+                curl_multi_remove_handle(multi, h)
+                curl_easy_cleanup(h)
+            }
+        }
+        for h in idleHandles { curl_easy_cleanup(h) }
+        curl_multi_cleanup(multi)
+    }
+
+    @inline(__always)
+    public func assertOwner() {
+        assert(pthread_equal(pthread_self(), owner) != 0, "lunet: the event loop was touched from a thread that does not own it")
+    }
+
+    // MARK: time
+
+    /// Monotonic seconds.
+    public static func now() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
+    // MARK: transfers
+
+    public var liveTransfers: Int { running.count }
+
+    /// Starts `request`; `completion` runs on this loop's thread, exactly once.
+    @discardableResult
+    public func start(_ request: HTTPRequest, cookies: CookieJar? = nil, completion: @escaping Transfer.Completion) -> Transfer {
+        assertOwner()
+        let t = Transfer(request: request, completion: completion)
+        let h = idleHandles.popLast() ?? curl_easy_init()!
+        if let problem = t.configure(h) {
+            curl_easy_reset(h)
+            idleHandles.append(h)
+            t.easy = nil
+            return fail(t, problem)
+        }
+        cookies?.attach(h)
+        running[UInt(bitPattern: Int(bitPattern: h))] = t
+        t.markRunning()
+        curl_multi_add_handle(multi, h)
+        return t
+    }
+
+    /// A transfer that never starts: `completion` gets `error` on a later turn, as every other
+    /// failure does, so callers see one order of events.
+    public func fail(_ request: HTTPRequest, _ error: LunetError, completion: @escaping Transfer.Completion) -> Transfer {
+        fail(Transfer(request: request, completion: completion), error)
+    }
+
+    private func fail(_ t: Transfer, _ error: LunetError) -> Transfer {
+        t.markRunning()
+        addTimer(after: 0) { t.finish(.failure(error)) }
+        return t
+    }
+
+    /// Stops `t` at once: its handle leaves curl now (its connection is closed or returned), and
+    /// its completion gets kind `cancelled`.
+    public func cancel(_ t: Transfer, reason: String = "the request was cancelled") {
+        assertOwner()
+        guard t.state != .finished else { return }
+        if let h = t.easy { release(h) }
+        t.easy = nil
+        t.finish(.failure(LunetError(.cancelled, reason, url: t.request.url)))
+    }
+
+    /// Cancels every transfer in flight (a host that closes) and drops pending timers.
+    public func cancelAll() {
+        for t in Array(running.values) { cancel(t, reason: "the host closed") }
+        for entry in timers.removeAll() { entry.payload(false) }
+    }
+
+    private func release(_ h: UnsafeMutableRawPointer) {
+        running.removeValue(forKey: UInt(bitPattern: Int(bitPattern: h)))
+        curl_multi_remove_handle(multi, h)
+        curl_easy_reset(h)
+        if idleHandles.count < 64 { idleHandles.append(h) } else { curl_easy_cleanup(h) }
+    }
+
+    private func finishCompleted() {
+        var left: Int32 = 0
+        while let msg = curl_multi_info_read(multi, &left) {
+            guard lunet_msg_is_done(msg) != 0, let h = lunet_msg_handle(msg) else { continue }
+            let code = lunet_msg_result(msg)
+            guard let t = running[UInt(bitPattern: Int(bitPattern: h))] else { continue }
+            let result: Result<HTTPResponse, LunetError> = code == CURLE_OK ? .success(t.response(from: h)) : .failure(t.error(for: code))
+            release(h)
+            t.easy = nil
+            t.finish(result)
+        }
+    }
+
+    // MARK: timers
+
+    public struct TimerID: Hashable, Sendable { let raw: UInt64 }
+
+    @discardableResult
+    public func addTimer(after seconds: Double, _ fire: @escaping () -> Void) -> TimerID {
+        TimerID(raw: timers.add(deadline: Self.now() + max(0, seconds)) { fired in if fired { fire() } })
+    }
+
+    /// A timer whose owner must hear when the loop drops it unfired (to release what it holds).
+    @discardableResult
+    public func addTimer(after seconds: Double, firedOrDropped: @escaping (Bool) -> Void) -> TimerID {
+        TimerID(raw: timers.add(deadline: Self.now() + max(0, seconds), firedOrDropped))
+    }
+
+    public func cancelTimer(_ id: TimerID) { timers.cancel(id.raw) }
+
+    public var pendingTimers: Int { timers.count }
+
+    private func fireDueTimers() {
+        let now = Self.now()
+        while let due = timers.popDue(now: now) { due.payload(true) }
+    }
+
+    // MARK: extra descriptors (stdin for the REPL, a signalfd)
+
+    public func watch(_ fd: Int32, onReadable: @escaping () -> Void) { watchers[fd] = onReadable }
+    public func unwatch(_ fd: Int32) { watchers.removeValue(forKey: fd) }
+
+    // MARK: other threads
+
+    /// Hands `work` to the loop from any thread; it runs on the loop's thread on its next turn.
+    public nonisolated func submit(_ work: @escaping @Sendable () -> Void) {
+        inbox.push(work)
+        curl_multi_wakeup(multi)
+    }
+
+    // MARK: running
+
+    /// Nothing can happen any more without new work from outside: no transfers, no timers, no
+    /// due work, nothing handed in.
+    public var isIdle: Bool {
+        running.isEmpty && timers.isEmpty && inbox.isEmpty && !hasDueWork
+    }
+
+    /// One turn. `wait` false never blocks.
+    public func runOnce(wait: Bool = true) {
+        assertOwner()
+        if hasDueWork {
+            hasDueWork = false
+            runDueWork?()
+        }
+        var timeout: Int32 = 0
+        if wait && !hasDueWork {
+            timeout = 1000
+            if let next = timers.nextDeadline() {
+                timeout = Int32(max(0, min(1000, ((next - Self.now()) * 1000).rounded(.up))))
+            }
+            if running.isEmpty && watchers.isEmpty && timers.isEmpty && inbox.isEmpty { timeout = 0 }
+        }
+        poll(timeout: timeout)
+        var still: Int32 = 0
+        curl_multi_perform(multi, &still)
+        finishCompleted()
+        fireDueTimers()
+        for work in inbox.takeAll() { work() }
+    }
+
+    private func poll(timeout: Int32) {
+        var ready: Int32 = 0
+        if watchers.isEmpty {
+            curl_multi_poll(multi, nil, 0, timeout, &ready)
+            return
+        }
+        var fds = watchers.keys.map { curl_waitfd(fd: $0, events: Int16(CURL_WAIT_POLLIN), revents: 0) }
+        curl_multi_poll(multi, &fds, UInt32(fds.count), timeout, &ready)
+        for fd in fds where fd.revents != 0 {
+            watchers[fd.fd]?()
+        }
+    }
+
+    /// Turns until `done()` says so or nothing more can happen.
+    public func run(until done: () -> Bool) {
+        while !done() {
+            if isIdle { return }
+            runOnce()
+        }
+    }
+}
+
+/// Work handed in from other threads, behind a pthread mutex (clean and fast under TSan).
+private final class Inbox: @unchecked Sendable {
+    private var mutex = pthread_mutex_t()
+    private var items: [@Sendable () -> Void] = []
+    private var count = 0
+
+    init() { pthread_mutex_init(&mutex, nil) }
+    deinit { pthread_mutex_destroy(&mutex) }
+
+    func push(_ work: @escaping @Sendable () -> Void) {
+        pthread_mutex_lock(&mutex)
+        items.append(work)
+        count = items.count
+        pthread_mutex_unlock(&mutex)
+    }
+
+    var isEmpty: Bool {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return items.isEmpty
+    }
+
+    func takeAll() -> [@Sendable () -> Void] {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        if items.isEmpty { return [] }
+        let all = items
+        items.removeAll()
+        return all
+    }
+}
+
+/// curl_global_init, once per process, before any thread of curl's starts.
+public enum CurlGlobal {
+    private static let once: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
+    public static func initialize() { _ = once }
+    public static var version: String { String(cString: curl_version()) }
+}

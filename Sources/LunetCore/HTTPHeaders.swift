@@ -1,0 +1,53 @@
+/// An ordered list of header fields. Names compare case-insensitively; order and repeats are kept
+/// because they matter (Set-Cookie) and because people read them in the order the server sent.
+public struct HTTPHeaders: Sendable, Sequence {
+    public private(set) var fields: [(name: String, value: String)] = []
+
+    public init() {}
+    public init(_ pairs: [(String, String)]) { for (n, v) in pairs { add(n, v) } }
+
+    public var count: Int { fields.count }
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+
+    public mutating func add(_ name: String, _ value: String) { fields.append((name, value)) }
+
+    /// Replaces every field of that name with one (or removes them all when value is nil).
+    public mutating func set(_ name: String, _ value: String?) {
+        fields.removeAll { $0.name.caseInsensitiveEquals(name) }
+        if let value { fields.append((name, value)) }
+    }
+
+    public mutating func remove(_ name: String) { set(name, nil) }
+
+    /// The first value of that name.
+    public subscript(name: String) -> String? {
+        fields.first { $0.name.caseInsensitiveEquals(name) }?.value
+    }
+
+    public func all(_ name: String) -> [String] {
+        fields.filter { $0.name.caseInsensitiveEquals(name) }.map(\.value)
+    }
+
+    public func contains(_ name: String) -> Bool { self[name] != nil }
+
+    /// `other`'s fields replace ours by name; the rest keep their place.
+    public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
+        var result = self
+        for name in Set(other.fields.map { $0.name.lowercased() }) { result.remove(name) }
+        result.fields.append(contentsOf: other.fields)
+        return result
+    }
+}
+
+extension String {
+    @inlinable
+    func caseInsensitiveEquals(_ other: String) -> Bool {
+        let a = utf8, b = other.utf8
+        guard a.count == b.count else { return false }
+        for (x, y) in zip(a, b) where x != y {
+            // ASCII letters only: header names are tokens.
+            if (x | 0x20) != (y | 0x20) || !((x | 0x20) >= 0x61 && (x | 0x20) <= 0x7a) { return false }
+        }
+        return true
+    }
+}

@@ -1,0 +1,77 @@
+/// What to send. Built by the Lua layer or by Swift callers, completed by a session
+/// (base URL, shared headers, auth, defaults) before the loop starts it.
+public struct HTTPRequest {
+    public enum Body {
+        case none
+        case bytes(ByteBuffer)
+    }
+
+    public var method: String
+    public var url: String
+    public var headers: HTTPHeaders
+    public var body: Body
+    public var options: TransferOptions
+    /// Header names not to send, even those the session or lunet would add (User-Agent).
+    public var removedHeaders: [String] = []
+
+    public init(method: String = "GET", url: String, headers: HTTPHeaders = HTTPHeaders(), body: Body = .none, options: TransferOptions = TransferOptions()) {
+        self.method = method
+        self.url = url
+        self.headers = headers
+        self.body = body
+        self.options = options
+    }
+
+    public var bodyCount: Int {
+        if case .bytes(let b) = body { return b.count }
+        return 0
+    }
+}
+
+public enum HTTPVersionPreference: String, Sendable {
+    case http1_0 = "1.0", http1_1 = "1.1", http2 = "2", http2PriorKnowledge = "2-prior-knowledge", http3 = "3"
+}
+
+/// How a transfer is made. Every field is optional so that a request's options can be laid over
+/// its session's; `resolved(over:)` does that.
+public struct TransferOptions: Sendable {
+    public var timeout: Double?
+    public var connectTimeout: Double?
+    public var followRedirects: Bool?
+    public var maxRedirects: Int?
+    public var maxBody: Int?
+    public var insecure: Bool?
+    public var caFile: String?
+    public var proxy: String?
+    public var httpVersion: HTTPVersionPreference?
+    public var decompress: Bool?
+
+    public init() {}
+
+    /// Ours where set, else `defaults`'.
+    public func resolved(over defaults: TransferOptions) -> TransferOptions {
+        var r = defaults
+        if let timeout { r.timeout = timeout }
+        if let connectTimeout { r.connectTimeout = connectTimeout }
+        if let followRedirects { r.followRedirects = followRedirects }
+        if let maxRedirects { r.maxRedirects = maxRedirects }
+        if let maxBody { r.maxBody = maxBody }
+        if let insecure { r.insecure = insecure }
+        if let caFile { r.caFile = caFile }
+        if let proxy { r.proxy = proxy }
+        if let httpVersion { r.httpVersion = httpVersion }
+        if let decompress { r.decompress = decompress }
+        return r
+    }
+
+    /// The defaults a new session starts from; documented in docs/http.md.
+    public static let standard: TransferOptions = {
+        var o = TransferOptions()
+        o.followRedirects = true
+        o.maxRedirects = 10
+        o.maxBody = 100 * 1024 * 1024
+        o.insecure = false
+        o.decompress = true
+        return o
+    }()
+}

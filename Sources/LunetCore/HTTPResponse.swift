@@ -1,0 +1,60 @@
+/// What came back. The body stays in one buffer until someone asks for it.
+public final class HTTPResponse {
+    public struct Timings: Sendable {
+        /// Seconds from the start of the transfer to each point (curl's *_TIME_T values).
+        public var dns = 0.0, connect = 0.0, tls = 0.0, ttfb = 0.0, total = 0.0
+        public init() {}
+    }
+
+    public let status: Int
+    public let reason: String
+    public let headers: HTTPHeaders
+    public let body: ByteBuffer
+    /// The URL after redirects.
+    public let url: String
+    public let httpVersion: String
+    public let timings: Timings
+    public let request: HTTPRequest
+    /// New connections this transfer opened (0 when it reused one).
+    public let connectionsOpened: Int
+    public let redirects: Int
+
+    public init(status: Int, reason: String, headers: HTTPHeaders, body: ByteBuffer, url: String, httpVersion: String,
+                timings: Timings, request: HTTPRequest, connectionsOpened: Int, redirects: Int) {
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+        self.body = body
+        self.url = url
+        self.httpVersion = httpVersion
+        self.timings = timings
+        self.request = request
+        self.connectionsOpened = connectionsOpened
+        self.redirects = redirects
+    }
+
+    public var ok: Bool { (200..<300).contains(status) }
+    public var elapsed: Double { timings.total }
+
+    /// The reason phrase HTTP/2 and HTTP/3 no longer send.
+    public static func standardReason(_ status: Int) -> String {
+        switch status {
+        case 100: "Continue"; case 101: "Switching Protocols"
+        case 200: "OK"; case 201: "Created"; case 202: "Accepted"; case 203: "Non-Authoritative Information"
+        case 204: "No Content"; case 205: "Reset Content"; case 206: "Partial Content"
+        case 300: "Multiple Choices"; case 301: "Moved Permanently"; case 302: "Found"; case 303: "See Other"
+        case 304: "Not Modified"; case 307: "Temporary Redirect"; case 308: "Permanent Redirect"
+        case 400: "Bad Request"; case 401: "Unauthorized"; case 402: "Payment Required"; case 403: "Forbidden"
+        case 404: "Not Found"; case 405: "Method Not Allowed"; case 406: "Not Acceptable"; case 407: "Proxy Authentication Required"
+        case 408: "Request Timeout"; case 409: "Conflict"; case 410: "Gone"; case 411: "Length Required"
+        case 412: "Precondition Failed"; case 413: "Content Too Large"; case 414: "URI Too Long"
+        case 415: "Unsupported Media Type"; case 416: "Range Not Satisfiable"; case 417: "Expectation Failed"
+        case 418: "I'm a teapot"; case 421: "Misdirected Request"; case 422: "Unprocessable Content"
+        case 425: "Too Early"; case 426: "Upgrade Required"; case 428: "Precondition Required"
+        case 429: "Too Many Requests"; case 431: "Request Header Fields Too Large"; case 451: "Unavailable For Legal Reasons"
+        case 500: "Internal Server Error"; case 501: "Not Implemented"; case 502: "Bad Gateway"
+        case 503: "Service Unavailable"; case 504: "Gateway Timeout"; case 505: "HTTP Version Not Supported"
+        default: ""
+        }
+    }
+}

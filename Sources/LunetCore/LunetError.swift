@@ -1,0 +1,26 @@
+/// A failure a user can cause or meet, named by the kind API.md lists. Every error that leaves
+/// the core is one of these, so the Lua layer can turn it into an error object without guessing.
+public struct LunetError: Error, CustomStringConvertible, Sendable {
+    public enum Kind: String, Sendable, CaseIterable {
+        case timeout, connect, dns, tls, cancelled, redirects
+        case tooLarge = "too_large"
+        case status
+        case contentType = "content_type"
+        case decode, offline, `protocol`, argument
+    }
+
+    public var kind: Kind
+    public var message: String
+    public var url: String?
+
+    public init(_ kind: Kind, _ message: String, url: String? = nil) {
+        self.kind = kind
+        self.message = message
+        self.url = url
+    }
+
+    public var description: String {
+        if let url { return "\(kind.rawValue): \(message) (\(url))" }
+        return "\(kind.rawValue): \(message)"
+    }
+}

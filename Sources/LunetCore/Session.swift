@@ -1,0 +1,117 @@
+/// The session manager: configuration shared by a family of requests (base URL, headers, auth,
+/// timeouts, TLS, proxy), a cookie jar, and the loop whose connection pool its transfers reuse.
+public final class Session {
+    public enum Auth: Sendable {
+        case basic(user: String, password: String)
+        case bearer(String)
+    }
+
+    public struct Configuration {
+        public var baseURL: String?
+        public var headers = HTTPHeaders()
+        public var auth: Auth?
+        public var options = TransferOptions.standard
+        public init() {}
+    }
+
+    public let loop: EventLoop
+    public var configuration: Configuration
+    public let cookies: CookieJar?
+
+    public init(loop: EventLoop, configuration: Configuration = Configuration(), cookies: CookieJar? = nil) {
+        self.loop = loop
+        self.configuration = configuration
+        self.cookies = cookies
+    }
+
+    /// A session with another configuration that shares this one's cookies and connections.
+    public func derived(_ configuration: Configuration) -> Session {
+        Session(loop: loop, configuration: configuration, cookies: cookies)
+    }
+
+    /// The request as it will be sent: URL resolved against the base URL, the session's headers
+    /// under the request's own, auth, and the session's options under the request's.
+    public func prepare(_ request: HTTPRequest) throws(LunetError) -> HTTPRequest {
+        var r = request
+        r.url = try resolve(request.url)
+        var headers = HTTPHeaders()
+        headers.add("User-Agent", "lunet/\(Lunet.version)")
+        headers = headers.merging(configuration.headers)
+        if let auth = configuration.auth, !request.headers.contains("Authorization") {
+            switch auth {
+            case .basic(let user, let password):
+                headers.set("Authorization", "Basic " + Base64.encode(Array("\(user):\(password)".utf8)))
+            case .bearer(let token):
+                headers.set("Authorization", "Bearer " + token)
+            }
+        }
+        r.headers = headers.merging(request.headers)
+        for name in request.removedHeaders { r.headers.remove(name) }
+        r.options = request.options.resolved(over: configuration.options)
+        return r
+    }
+
+    /// An absolute http(s) URL, or an error that names the URL.
+    public func resolve(_ url: String) throws(LunetError) -> String {
+        if url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7f }) {
+            throw LunetError(.argument, "invalid URL '\(url)': it contains spaces or control characters (encode them)", url: url)
+        }
+        var target = URLReference(parsing: url)
+        if target.scheme == nil {
+            guard let base = configuration.baseURL else {
+                throw LunetError(.argument, "invalid URL '\(url)': not absolute, and the session has no base_url", url: url)
+            }
+            target = URLReference(parsing: base).resolving(url)
+        }
+        guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
+            throw LunetError(.argument, "invalid URL '\(url)': only http and https URLs can be requested", url: url)
+        }
+        guard let authority = target.authority, !authority.isEmpty, !authority.hasPrefix(":") else {
+            throw LunetError(.argument, "invalid URL '\(url)': it has no host", url: url)
+        }
+        target.fragment = nil   // never sent
+        if target.path.isEmpty { target.path = "/" }
+        return target.string
+    }
+
+    /// Prepares and starts `request`. A request that cannot be prepared fails through
+    /// `completion` on a later turn, like any other failure.
+    @discardableResult
+    public func send(_ request: HTTPRequest, completion: @escaping Transfer.Completion) -> Transfer {
+        do {
+            let prepared = try prepare(request)
+            return loop.start(prepared, cookies: cookies, completion: completion)
+        } catch {
+            return loop.fail(request, error, completion: completion)
+        }
+    }
+}
+
+public enum Lunet {
+    public static let version = "0.1.0"
+}
+
+/// RFC 4648 base64, for Basic credentials.
+public enum Base64 {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+
+    public static func encode(_ bytes: [UInt8]) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity((bytes.count + 2) / 3 * 4)
+        var i = 0
+        while i + 2 < bytes.count {
+            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], alphabet[Int(n & 63)]]
+            i += 3
+        }
+        let rest = bytes.count - i
+        if rest == 1 {
+            let n = UInt32(bytes[i]) << 16
+            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], 61, 61]
+        } else if rest == 2 {
+            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
+            out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)], 61]
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,226 @@
+import CLunet
+import Glibc
+
+/// One request on one curl easy handle, from `start` until its completion has run.
+/// Owned by the loop thread; the loop keeps it alive while curl holds its handle.
+public final class Transfer {
+    public enum State { case created, running, finished }
+    public typealias Completion = (Result<HTTPResponse, LunetError>) -> Void
+
+    public let request: HTTPRequest
+    public private(set) var state: State = .created
+    /// Set by Lua bindings and Swift callers alike; any object to keep alive with the transfer.
+    public var userInfo: AnyObject?
+
+    var easy: UnsafeMutableRawPointer?
+    var completion: Completion?
+    // Curl reads these by pointer while the transfer runs.
+    var headerList: UnsafeMutablePointer<curl_slist>?
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+    // What arrives.
+    let body = ByteBuffer()
+    var headers = HTTPHeaders()
+    var statusLine = ""
+    /// Set from a callback that stopped the transfer on purpose (a body over max_body).
+    var abortReason: LunetError?
+    let maxBody: Int?
+
+    init(request: HTTPRequest, completion: @escaping Completion) {
+        self.request = request
+        self.completion = completion
+        self.maxBody = request.options.maxBody
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    deinit {
+        if let headerList { curl_slist_free_all(headerList) }
+        errorBuffer.deallocate()
+    }
+
+    func markRunning() { state = .running }
+
+    /// Runs the completion once, whatever path got here.
+    func finish(_ result: Result<HTTPResponse, LunetError>) {
+        guard state != .finished else { return }
+        state = .finished
+        let done = completion
+        completion = nil
+        done?(result)
+    }
+
+    /// Configures `handle` for this request. Returns an error naming a bad option instead of
+    /// starting a transfer that cannot work.
+    func configure(_ h: UnsafeMutableRawPointer) -> LunetError? {
+        easy = h
+        let o = request.options
+        var failed: CURLcode = CURLE_OK
+        func check(_ c: CURLcode) { if c != CURLE_OK && failed == CURLE_OK { failed = c } }
+
+        check(lunet_easy_setopt_str(h, CURLOPT_URL, request.url))
+        check(lunet_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1))
+        check(lunet_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer))
+        check(lunet_easy_setopt_ptr(h, CURLOPT_PRIVATE, Unmanaged.passUnretained(self).toOpaque()))
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        check(lunet_easy_setopt_write(h, CURLOPT_WRITEFUNCTION, transferWriteCallback))
+        check(lunet_easy_setopt_ptr(h, CURLOPT_WRITEDATA, me))
+        check(lunet_easy_setopt_write(h, CURLOPT_HEADERFUNCTION, transferHeaderCallback))
+        check(lunet_easy_setopt_ptr(h, CURLOPT_HEADERDATA, me))
+        // Only web protocols, also after redirects: a script must not be sent to file:// or smb://.
+        check(lunet_easy_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https"))
+        check(lunet_easy_setopt_str(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
+
+        switch request.method {
+        case "GET":
+            check(lunet_easy_setopt_long(h, CURLOPT_HTTPGET, 1))
+        case "HEAD":
+            check(lunet_easy_setopt_long(h, CURLOPT_NOBODY, 1))
+        case "POST":
+            // POST (not a custom method) so that a 301/302/303 turns into a GET as browsers do.
+            check(lunet_easy_setopt_long(h, CURLOPT_POST, 1))
+        default:
+            check(lunet_easy_setopt_str(h, CURLOPT_CUSTOMREQUEST, request.method))
+        }
+        if case .bytes(let b) = request.body {
+            check(lunet_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(b.count)))
+            check(lunet_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, b.count > 0 ? UnsafeMutableRawPointer(b.base) : emptyBody))
+        } else if request.method == "POST" {
+            check(lunet_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, 0))
+            check(lunet_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, emptyBody))
+        }
+
+        var list: UnsafeMutablePointer<curl_slist>? = nil
+        for (name, value) in request.headers {
+            // "Name;" is curl's way to send a header with an empty value.
+            let line = value.isEmpty ? "\(name);" : "\(name): \(value)"
+            list = curl_slist_append(list, line)
+        }
+        // "Name:" tells curl not to send a header it would add itself (Accept, User-Agent).
+        for name in request.removedHeaders { list = curl_slist_append(list, "\(name):") }
+        // Never wait a second for a 100 Continue that many servers do not send.
+        if request.bodyCount > 0 && !request.headers.contains("Expect") { list = curl_slist_append(list, "Expect:") }
+        headerList = list
+        if let list { check(lunet_easy_setopt_slist(h, CURLOPT_HTTPHEADER, list)) }
+
+        if o.decompress ?? true { check(lunet_easy_setopt_str(h, CURLOPT_ACCEPT_ENCODING, "")) }
+        check(lunet_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, (o.followRedirects ?? true) ? 1 : 0))
+        check(lunet_easy_setopt_long(h, CURLOPT_MAXREDIRS, o.maxRedirects ?? 10))
+        if let t = o.timeout, t > 0 { check(lunet_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Int(max(1, t * 1000)))) }
+        if let t = o.connectTimeout, t > 0 { check(lunet_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, t * 1000)))) }
+        if o.insecure == true {
+            check(lunet_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 0))
+            check(lunet_easy_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 0))
+        }
+        if let ca = o.caFile { check(lunet_easy_setopt_str(h, CURLOPT_CAINFO, ca)) }
+        if let proxy = o.proxy { check(lunet_easy_setopt_str(h, CURLOPT_PROXY, proxy)) }
+        if let v = o.httpVersion {
+            let value: Int
+            switch v {
+            case .http1_0: value = CURL_HTTP_VERSION_1_0
+            case .http1_1: value = CURL_HTTP_VERSION_1_1
+            case .http2: value = CURL_HTTP_VERSION_2TLS
+            case .http2PriorKnowledge: value = CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
+            case .http3: value = 30  // CURL_HTTP_VERSION_3; libcurl says so when it lacks HTTP/3
+            }
+            check(lunet_easy_setopt_long(h, CURLOPT_HTTP_VERSION, value))
+        }
+        if failed != CURLE_OK {
+            return LunetError(.argument, "a request option was refused: \(String(cString: curl_easy_strerror(failed)))", url: request.url)
+        }
+        return nil
+    }
+
+    // MARK: what curl calls while the transfer runs (on the loop thread, inside curl_multi_perform)
+
+    func receiveBody(_ data: UnsafeRawPointer, _ n: Int) -> Int {
+        if let maxBody, body.count + n > maxBody {
+            abortReason = LunetError(.tooLarge, "the body is larger than max_body (\(maxBody) bytes)", url: request.url)
+            return 0  // any other count than n makes curl stop with CURLE_WRITE_ERROR
+        }
+        body.append(data, n)
+        return n
+    }
+
+    func receiveHeaderLine(_ data: UnsafeRawPointer, _ n: Int) -> Int {
+        var line = Substring(String(decoding: UnsafeRawBufferPointer(start: data, count: n), as: UTF8.self))
+        while let last = line.last, last == "\r" || last == "\n" { line.removeLast() }
+        if line.hasPrefix("HTTP/") {
+            // A new response starts (after a redirect, a 100 Continue, or a proxy's CONNECT).
+            statusLine = String(line)
+            headers = HTTPHeaders()
+            body.removeAll()
+        } else if let colon = line.firstIndex(of: ":") {
+            let name = line[..<colon]
+            var value = line[line.index(after: colon)...]
+            while value.first == " " || value.first == "\t" { value.removeFirst() }
+            while value.last == " " || value.last == "\t" { value.removeLast() }
+            headers.add(String(name), String(value))
+        }
+        return n
+    }
+
+    // MARK: the end
+
+    func response(from h: UnsafeMutableRawPointer) -> HTTPResponse {
+        var code = 0
+        _ = lunet_easy_getinfo_long(h, CURLINFO_RESPONSE_CODE, &code)
+        var urlPointer: UnsafeMutablePointer<CChar>? = nil
+        _ = lunet_easy_getinfo_str(h, CURLINFO_EFFECTIVE_URL, &urlPointer)
+        var version = 0
+        _ = lunet_easy_getinfo_long(h, CURLINFO_HTTP_VERSION, &version)
+        var connects = 0
+        _ = lunet_easy_getinfo_long(h, CURLINFO_NUM_CONNECTS, &connects)
+        var redirects = 0
+        _ = lunet_easy_getinfo_long(h, CURLINFO_REDIRECT_COUNT, &redirects)
+
+        func seconds(_ info: CURLINFO) -> Double {
+            var v: curl_off_t = 0
+            _ = lunet_easy_getinfo_off(h, info, &v)
+            return Double(v) / 1_000_000
+        }
+        var t = HTTPResponse.Timings()
+        t.dns = seconds(CURLINFO_NAMELOOKUP_TIME_T)
+        t.connect = seconds(CURLINFO_CONNECT_TIME_T)
+        t.tls = seconds(CURLINFO_APPCONNECT_TIME_T)
+        t.ttfb = seconds(CURLINFO_STARTTRANSFER_TIME_T)
+        t.total = seconds(CURLINFO_TOTAL_TIME_T)
+
+        let versionName: String
+        switch version {
+        case CURL_HTTP_VERSION_1_0: versionName = "1.0"
+        case CURL_HTTP_VERSION_1_1: versionName = "1.1"
+        case CURL_HTTP_VERSION_2_0: versionName = "2"
+        case 30: versionName = "3"
+        default: versionName = ""
+        }
+        return HTTPResponse(status: code, reason: reasonPhrase(status: code), headers: headers, body: body,
+                            url: urlPointer.map { String(cString: $0) } ?? request.url, httpVersion: versionName,
+                            timings: t, request: request, connectionsOpened: connects, redirects: redirects)
+    }
+
+    private func reasonPhrase(status: Int) -> String {
+        // "HTTP/1.1 404 Not Found": the phrase is what follows the second space.
+        let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
+        if parts.count == 3, !parts[2].isEmpty { return String(parts[2]) }
+        return HTTPResponse.standardReason(status)
+    }
+
+    func error(for code: CURLcode) -> LunetError {
+        if let abortReason { return abortReason }
+        let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+        return LunetError(CurlErrorMapping.kind(of: code), detail, url: request.url)
+    }
+}
+
+/// A stable address for an empty body (curl keeps the pointer it is given).
+nonisolated(unsafe) private let emptyBody: UnsafeMutableRawPointer = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+
+// curl's callbacks: C function pointers that find their transfer through the user pointer.
+private let transferWriteCallback: curl_write_callback = { data, size, count, user in
+    let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+    return transfer.receiveBody(data!, size * count)
+}
+
+private let transferHeaderCallback: curl_write_callback = { data, size, count, user in
+    let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+    return transfer.receiveHeaderLine(data!, size * count)
+}

@@ -1,0 +1,103 @@
+import CLunet
+import LunetCore
+
+/// `lunet.core`: the private primitives the Lua layer (lua/lunet/*.lua) is written on. Users
+/// never see it; they see http, task and the rest.
+enum CoreModule {
+    static let open: lunet_SwiftFunction = { L in
+        let s = LuaStack(L!)
+        let functions: [(String, lunet_SwiftFunction)] = [
+            ("wake", wake), ("step", step), ("now", now), ("live_transfers", liveTransfers),
+            ("timer", timer), ("timer_cancel", timerCancel),
+            ("session_new", SessionBinding.new), ("session_derive", SessionBinding.derive),
+            ("session_cookies", SessionBinding.cookies), ("session_save_cookies", SessionBinding.saveCookies),
+            ("send", TransferBinding.send), ("cancel", TransferBinding.cancel),
+            ("response_meta", ResponseBinding.meta), ("response_headers", ResponseBinding.headers),
+            ("response_body", ResponseBinding.body), ("response_text", ResponseBinding.text),
+            ("response_json", ResponseBinding.json), ("response_request", ResponseBinding.request),
+            ("version", version),
+        ]
+        s.newTable(hash: Int32(functions.count))
+        for (name, fn) in functions {
+            s.pushFunction(fn)
+            s.setRawField(-2, name)
+        }
+        return 1
+    }
+
+    /// The Lua run queue went from empty to not empty: the loop must not block before draining.
+    static let wake: lunet_SwiftFunction = { L in
+        LuaHost.from(L!).loop.hasDueWork = true
+        return 0
+    }
+
+    /// One turn of the loop, for a wait that cannot yield (outside a host coroutine).
+    static let step: lunet_SwiftFunction = { L in
+        let L = L!
+        let host = LuaHost.from(L)
+        if host.loop.isIdle {
+            // Nothing can ever settle what the caller waits for.
+            return LuaErrorObject.raise(L, .argument, "waiting for a task that nothing will ever settle (no request, timer or task is pending)")
+        }
+        host.entered(from: L) { host.loop.runOnce() }
+        return 0
+    }
+
+    static let now: lunet_SwiftFunction = { L in
+        LuaStack(L!).push(EventLoop.now())
+        return 1
+    }
+
+    static let liveTransfers: lunet_SwiftFunction = { L in
+        LuaStack(L!).push(LuaHost.from(L!).loop.liveTransfers)
+        return 1
+    }
+
+    static let version: lunet_SwiftFunction = { L in
+        let s = LuaStack(L!)
+        s.push(Lunet.version)
+        s.push(CurlGlobal.version)
+        return 2
+    }
+
+    /// core.timer(seconds, fn) -> handle: fn runs once on the loop after `seconds`.
+    static let timer: lunet_SwiftFunction = { L in
+        let L = L!
+        let s = LuaStack(L)
+        guard let seconds = s.number(1) else { return LuaErrorObject.badArgument(L, 1, "timer", "number expected, got \(s.typeName(1))") }
+        guard s.type(2) == LUA_TFUNCTION else { return LuaErrorObject.badArgument(L, 2, "timer", "function expected, got \(s.typeName(2))") }
+        let host = LuaHost.from(L)
+        s.pushValue(2)
+        let ref = host.reference()
+        let handle = TimerHandle()
+        handle.id = host.loop.addTimer(after: seconds, firedOrDropped: { [unowned host] fired in
+            handle.id = nil
+            handle.release = nil
+            if fired { host.call(ref) }
+            host.release(ref)
+        })
+        handle.release = { [unowned host] in host.release(ref) }
+        LuaUserdata.push(L, handle, metatable: TimerHandle.metatable)
+        return 1
+    }
+
+    static let timerCancel: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let handle = LuaUserdata.get(L, 1, TimerHandle.self, metatable: TimerHandle.metatable) else {
+            return LuaErrorObject.badArgument(L, 1, "timer_cancel", "timer expected")
+        }
+        if let id = handle.id {
+            LuaHost.from(L).loop.cancelTimer(id)
+            handle.id = nil
+            handle.release?()
+        }
+        handle.release = nil
+        return 0
+    }
+}
+
+final class TimerHandle {
+    static let metatable = "lunet.Timer"
+    var id: EventLoop.TimerID?
+    var release: (() -> Void)?
+}

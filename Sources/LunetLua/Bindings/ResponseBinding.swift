@@ -1,0 +1,101 @@
+import CLunet
+import LunetCore
+
+/// What Lua reads of a response. lua/lunet/http.lua wraps these in the response object users
+/// see, and caches each field there, so every conversion below runs at most once per response.
+enum ResponseBinding {
+    static let metatable = "lunet.Response"
+
+    private static func response(_ L: OpaquePointer, _ fn: String) -> HTTPResponse? {
+        LuaUserdata.get(L, 1, HTTPResponse.self, metatable: metatable)
+    }
+
+    /// { status, reason, url, http_version, elapsed, timings = {...}, connections_opened, redirects }
+    static let meta: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let r = response(L, "meta") else { return LuaErrorObject.badArgument(L, 1, "response_meta", "response expected") }
+        let s = LuaStack(L)
+        s.newTable(hash: 9)
+        s.set(-1, "status", r.status)
+        s.set(-1, "reason", r.reason)
+        s.set(-1, "url", r.url)
+        s.set(-1, "http_version", r.httpVersion)
+        s.set(-1, "elapsed", r.elapsed)
+        s.set(-1, "connections_opened", r.connectionsOpened)
+        s.set(-1, "redirects", r.redirects)
+        s.newTable(hash: 5)
+        s.set(-1, "dns", r.timings.dns)
+        s.set(-1, "connect", r.timings.connect)
+        s.set(-1, "tls", r.timings.tls)
+        s.set(-1, "ttfb", r.timings.ttfb)
+        s.set(-1, "total", r.timings.total)
+        s.setRawField(-2, "timings")
+        return 1
+    }
+
+    /// The header fields as a flat list { name1, value1, name2, value2, ... } in arrival order.
+    static let headers: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let r = response(L, "headers") else { return LuaErrorObject.badArgument(L, 1, "response_headers", "response expected") }
+        pushFlat(L, r.headers)
+        return 1
+    }
+
+    static func pushFlat(_ L: OpaquePointer, _ headers: HTTPHeaders) {
+        let s = LuaStack(L)
+        s.newTable(array: Int32(headers.count * 2))
+        var i = 1
+        for (name, value) in headers {
+            s.push(name); s.setRawIndex(-2, i)
+            s.push(value); s.setRawIndex(-2, i + 1)
+            i += 2
+        }
+    }
+
+    static let body: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let r = response(L, "body") else { return LuaErrorObject.badArgument(L, 1, "response_body", "response expected") }
+        LuaStack(L).push(r.body)
+        return 1
+    }
+
+    /// The body as UTF-8 text, converted from its charset (argument 2 overrides the detection).
+    static let text: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let r = response(L, "text") else { return LuaErrorObject.badArgument(L, 1, "response_text", "response expected") }
+        let s = LuaStack(L)
+        let charset = s.string(2) ?? Charset.detect(contentType: r.headers["Content-Type"], body: r.body.bytes)
+        switch Charset.toUTF8(r.body.bytes, from: charset) {
+        case .success(let utf8):
+            s.push(utf8)
+            return 1
+        case .failure(var e):
+            e.url = r.url
+            LuaErrorObject.push(L, e)
+            return LUNET_RAISE
+        }
+    }
+
+    static let json: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let r = response(L, "json") else { return LuaErrorObject.badArgument(L, 1, "response_json", "response expected") }
+        return LuaJSONDecoder.decode(L, UnsafeRawBufferPointer(r.body.bytes))
+    }
+
+    /// { method, url, headers = flat list, body = string or nil }
+    static let request: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let r = response(L, "request") else { return LuaErrorObject.badArgument(L, 1, "response_request", "response expected") }
+        let s = LuaStack(L)
+        s.newTable(hash: 4)
+        s.set(-1, "method", r.request.method)
+        s.set(-1, "url", r.request.url)
+        pushFlat(L, r.request.headers)
+        s.setRawField(-2, "headers")
+        if case .bytes(let b) = r.request.body {
+            s.push(b)
+            s.setRawField(-2, "body")
+        }
+        return 1
+    }
+}

@@ -1,0 +1,102 @@
+import CLunet
+import LunetCore
+
+/// Sessions from Lua: core.session_new(cfg) and core.session_derive(parent, cfg). The Lua layer
+/// (lua/lunet/http.lua) keeps the options users see; Swift keeps what transfers need.
+enum SessionBinding {
+    static let metatable = "lunet.Session"
+
+    static let new: lunet_SwiftFunction = { L in
+        let L = L!
+        let host = LuaHost.from(L)
+        switch configuration(L, 1) {
+        case .failure(let e):
+            LuaErrorObject.push(L, e)
+            return LUNET_RAISE
+        case .success(let (config, cookies)):
+            let jar: CookieJar?
+            switch cookies {
+            case .none: jar = nil
+            case .memory: jar = CookieJar(loop: host.loop)
+            case .file(let path): jar = CookieJar(loop: host.loop, file: path)
+            }
+            LuaUserdata.push(L, Session(loop: host.loop, configuration: config, cookies: jar), metatable: metatable)
+            return 1
+        }
+    }
+
+    /// A session that shares its parent's cookies and connections, with a new configuration.
+    static let derive: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let parent = LuaUserdata.get(L, 1, Session.self, metatable: metatable) else {
+            return LuaErrorObject.badArgument(L, 1, "derive", "session expected")
+        }
+        switch configuration(L, 2) {
+        case .failure(let e):
+            LuaErrorObject.push(L, e)
+            return LUNET_RAISE
+        case .success(let (config, _)):
+            LuaUserdata.push(L, parent.derived(config), metatable: metatable)
+            return 1
+        }
+    }
+
+    static let cookies: lunet_SwiftFunction = { L in
+        let L = L!
+        let s = LuaStack(L)
+        guard let session = LuaUserdata.get(L, 1, Session.self, metatable: metatable) else {
+            return LuaErrorObject.badArgument(L, 1, "cookies", "session expected")
+        }
+        let lines = session.cookies?.all() ?? []
+        s.newTable(array: Int32(lines.count))
+        for (i, line) in lines.enumerated() {
+            s.push(line)
+            s.setRawIndex(-2, i + 1)
+        }
+        return 1
+    }
+
+    static let saveCookies: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let session = LuaUserdata.get(L, 1, Session.self, metatable: metatable) else {
+            return LuaErrorObject.badArgument(L, 1, "save_cookies", "session expected")
+        }
+        session.cookies?.save()
+        return 0
+    }
+
+    enum CookieChoice { case none, memory, file(String) }
+
+    /// Reads a session's options table (already checked and normalised by http.lua).
+    static func configuration(_ L: OpaquePointer, _ index: Int32) -> Result<(Session.Configuration, CookieChoice), LunetError> {
+        let s = LuaStack(L)
+        var c = Session.Configuration()
+        guard s.type(index) == LUA_TTABLE else { return .success((c, .none)) }
+        c.baseURL = s.stringField(index, "base_url")
+        c.options = TransferOptions.standard
+        if let o = TransferBinding.options(L, index) { c.options = o.resolved(over: c.options) }
+        if s.rawField(index, "auth") == LUA_TTABLE {
+            let auth = s.absolute(-1)
+            if let token = s.stringField(auth, "bearer") {
+                c.auth = .bearer(token)
+            } else if s.rawField(auth, "basic") == LUA_TTABLE {
+                let user = s.rawIndex(-1, 1) == LUA_TNIL ? nil : s.string(-1); s.pop()
+                let pass = s.rawIndex(-1, 2) == LUA_TNIL ? nil : s.string(-1); s.pop()
+                s.pop()
+                guard let user else { s.pop(); return .failure(LunetError(.argument, "auth.basic needs { user, password }")) }
+                c.auth = .basic(user: user, password: pass ?? "")
+            } else {
+                s.pop()
+            }
+        }
+        s.pop()
+        var cookies = CookieChoice.none
+        switch s.rawField(index, "cookies") {
+        case LUA_TBOOLEAN: cookies = s.bool(-1) ? .memory : .none
+        case LUA_TSTRING: cookies = .file(s.string(-1)!)
+        default: break
+        }
+        s.pop()
+        return .success((c, cookies))
+    }
+}

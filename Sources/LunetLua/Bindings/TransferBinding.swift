@@ -1,0 +1,117 @@
+import CLunet
+import LunetCore
+
+/// core.send(session, request, callback) -> transfer, and core.cancel(transfer).
+/// The callback runs on the loop with (response) or (nil, error object).
+enum TransferBinding {
+    static let metatable = "lunet.Transfer"
+
+    static let send: lunet_SwiftFunction = { L in
+        let L = L!
+        let s = LuaStack(L)
+        guard let session = LuaUserdata.get(L, 1, Session.self, metatable: SessionBinding.metatable) else {
+            return LuaErrorObject.badArgument(L, 1, "send", "session expected, got \(s.typeName(1))")
+        }
+        guard s.type(2) == LUA_TTABLE else { return LuaErrorObject.badArgument(L, 2, "send", "request table expected") }
+        guard s.type(3) == LUA_TFUNCTION else { return LuaErrorObject.badArgument(L, 3, "send", "function expected") }
+        guard let url = s.stringField(2, "url") else { return LuaErrorObject.raise(L, .argument, "a request needs a url") }
+
+        var request = HTTPRequest(method: (s.stringField(2, "method") ?? "GET").uppercased(), url: url)
+        var headers = HTTPHeaders()
+        var removed: [String] = []
+        for field in ["session_headers", "headers"] {
+            if s.rawField(2, field) == LUA_TTABLE {
+                let (h, r) = readHeaders(L, -1)
+                headers = headers.merging(h)
+                removed += r
+            }
+            s.pop()
+        }
+        request.headers = headers
+        request.removedHeaders = removed
+        if s.rawField(2, "body") == LUA_TSTRING, let bytes = s.bytes(-1) {
+            request.body = .bytes(ByteBuffer(copying: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: bytes.count))
+        }
+        s.pop()
+        if let o = options(L, 2) { request.options = o }
+
+        let host = LuaHost.from(L)
+        s.pushValue(3)
+        let callback = host.reference()
+        let transfer = session.send(request) { [unowned host] result in
+            defer { host.release(callback) }
+            host.call(callback) { s in
+                switch result {
+                case .success(let response):
+                    LuaUserdata.push(s.L, response, metatable: ResponseBinding.metatable)
+                    return 1
+                case .failure(let error):
+                    s.pushNil()
+                    LuaErrorObject.push(s.L, error)
+                    return 2
+                }
+            }
+        }
+        LuaUserdata.push(L, transfer, metatable: metatable)
+        return 1
+    }
+
+    /// Stops a transfer now; its callback runs at once with a `cancelled` error.
+    static let cancel: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let transfer = LuaUserdata.get(L, 1, Transfer.self, metatable: metatable) else {
+            return LuaErrorObject.badArgument(L, 1, "cancel", "transfer expected")
+        }
+        let host = LuaHost.from(L)
+        let reason = LuaStack(L).string(2) ?? "the request was cancelled"
+        host.entered(from: L) { host.loop.cancel(transfer, reason: reason) }
+        return 0
+    }
+
+    /// Header tables: { Name = "value" } or { Name = { "v1", "v2" } } (repeated) or a list of
+    /// { name, value } pairs (order kept). A value of false removes a header the session set.
+    static func readHeaders(_ L: OpaquePointer, _ index: Int32) -> (HTTPHeaders, removed: [String]) {
+        let s = LuaStack(L)
+        var h = HTTPHeaders()
+        var removed: [String] = []
+        s.forEach(index) {
+            if s.type(-2) == LUA_TSTRING, let name = s.string(-2) {
+                switch s.type(-1) {
+                case LUA_TSTRING, LUA_TNUMBER: h.add(name, s.string(-1)!)
+                case LUA_TBOOLEAN where !s.bool(-1): removed.append(name)
+                case LUA_TTABLE:
+                    let n = s.rawLength(-1)
+                    if n > 0 { for i in 1...n { if s.rawIndex(-1, i) != LUA_TNIL, let v = s.string(-1) { h.add(name, v) }; s.pop() } }
+                default: break
+                }
+            } else if s.type(-2) == LUA_TNUMBER, s.type(-1) == LUA_TTABLE {
+                s.rawIndex(-1, 1); let name = s.string(-1); s.pop()
+                s.rawIndex(-1, 2); let value = s.string(-1); s.pop()
+                if let name, let value { h.add(name, value) }
+            }
+        }
+        return (h, removed)
+    }
+
+    /// Transfer options from a request or session table (nil when none is set).
+    static func options(_ L: OpaquePointer, _ index: Int32) -> TransferOptions? {
+        let s = LuaStack(L)
+        var o = TransferOptions()
+        var any = false
+        if let v = s.numberField(index, "timeout") { o.timeout = v; any = true }
+        if let v = s.numberField(index, "connect_timeout") { o.connectTimeout = v; any = true }
+        if let v = s.boolField(index, "follow") { o.followRedirects = v; any = true }
+        if let v = s.integerField(index, "max_redirects") { o.maxRedirects = v; any = true }
+        if s.rawField(index, "max_body") != LUA_TNIL {
+            o.maxBody = s.bool(-1) ? s.integer(-1) : Int.max   // false: no limit
+            any = true
+        }
+        s.pop()
+        if let v = s.boolField(index, "insecure") { o.insecure = v; any = true }
+        if let v = s.stringField(index, "ca_file") { o.caFile = v; any = true }
+        if let v = s.stringField(index, "proxy") { o.proxy = v; any = true }
+        if let v = s.stringField(index, "http_version") { o.httpVersion = HTTPVersionPreference(rawValue: v); any = true }
+        if let v = s.boolField(index, "decompress") { o.decompress = v; any = true }
+        return any ? o : nil
+    }
+}

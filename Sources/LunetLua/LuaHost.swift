@@ -1,0 +1,172 @@
+import CLunet
+import Glibc
+import LunetCore
+
+/// A Lua state wired to an event loop: the standard libraries, the Lua that ships in lua/, and
+/// the bindings that expose the core. It belongs to the thread that made it, like its loop.
+public final class LuaHost {
+    /// The main thread of the state.
+    public let L: OpaquePointer
+    public let loop: EventLoop
+    /// The thread Swift calls Lua on right now: the main thread, or the coroutine that entered
+    /// Swift (core.step from a nested wait), whose stack is the one that is running.
+    var current: OpaquePointer
+    /// Registry references handed out and not yet released; tests assert it returns to zero.
+    public private(set) var liveReferences = 0
+    private var drainRef: Int32 = LUA_NOREF
+    public private(set) var isClosed = false
+    /// Where errors nobody can catch go (a continuation's error is caught by its task; this is
+    /// for the host's own callbacks). Standard error by default.
+    public var reportError: (String) -> Void = { message in
+        LuaHost.writeStandardError("lunet: \(message)\n")
+    }
+
+    public init(loop: EventLoop = EventLoop()) throws(LunetError) {
+        guard let L = lunet_newstate() else { throw LunetError(.argument, "could not create a Lua state") }
+        self.L = L
+        self.current = L
+        self.loop = loop
+        lunet_extraspace(L).pointee = Unmanaged.passUnretained(self).toOpaque()
+        guard lunet_openlibs(L) == LUA_OK else { throw LunetError(.argument, "could not open Lua's standard libraries") }
+        installPreloads()
+        try requirePrelude()
+        loop.runDueWork = { [unowned self] in self.drain() }
+    }
+
+    deinit { close() }
+
+    /// The host that owns `L` (any thread of its state).
+    public static func from(_ L: OpaquePointer) -> LuaHost {
+        Unmanaged<LuaHost>.fromOpaque(lunet_extraspace(L).pointee!).takeUnretainedValue()
+    }
+
+    /// Closes the state: transfers still running are cancelled, cookies saved, every Swift
+    /// object Lua held is released.
+    public func close() {
+        guard !isClosed else { return }
+        isClosed = true
+        loop.cancelAll()
+        release(drainRef)
+        drainRef = LUA_NOREF
+        loop.runDueWork = nil
+        lua_close(L)
+    }
+
+    // MARK: the Lua that ships with the host
+
+    private func installPreloads() {
+        let s = LuaStack(L)
+        lua_rawgeti(L, lunet_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        s.rawField(-1, "package")
+        s.rawField(-1, "preload")
+        var i = 0
+        while let source = lunet_lua_source(i)?.pointee {
+            i += 1
+            let status = lunet_loadbuffer(L, UnsafeRawPointer(source.bytes)!.assumingMemoryBound(to: CChar.self), source.size,
+                                          "@" + String(cString: source.path), "t")
+            if status != LUA_OK {
+                // A syntax error in lua/ is a build defect; say where it is and go on without it.
+                reportError("could not load \(String(cString: source.path)): \(s.string(-1) ?? "?")")
+                s.pop()
+                continue
+            }
+            s.setRawField(-2, String(cString: source.module))
+        }
+        s.pushFunction(CoreModule.open)
+        s.setRawField(-2, "lunet.core")
+        s.pushFunction(openJSON)
+        s.setRawField(-2, "lunet.json")
+        s.pop(3)
+    }
+
+    private func requirePrelude() throws(LunetError) {
+        let s = LuaStack(L)
+        lua_rawgeti(L, lunet_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        s.rawField(-1, "require")
+        s.push("lunet.prelude")
+        guard lunet_pcall(L, 1, 1) == LUA_OK else {
+            let message = s.string(-1) ?? "?"
+            s.pop(2)
+            throw LunetError(.argument, "the prelude failed: \(message)")
+        }
+        // The prelude returns the runtime; keep its drain function.
+        s.rawField(-1, "drain")
+        drainRef = reference()
+        s.pop(2)
+    }
+
+    private static let openJSONFunction: lunet_SwiftFunction = { L in
+        JSONModule.pushModule(L!)
+        return 1
+    }
+    private var openJSON: lunet_SwiftFunction { Self.openJSONFunction }
+
+    // MARK: references
+
+    /// Pops the value on top of the current stack into the registry.
+    public func reference() -> Int32 {
+        liveReferences += 1
+        return lunet_ref(current)
+    }
+
+    public func release(_ ref: Int32) {
+        guard ref != LUA_NOREF && ref != LUA_REFNIL else { return }
+        liveReferences -= 1
+        if !isClosed || ref == drainRef { lunet_unref(L, ref) }
+    }
+
+    // MARK: calling Lua from Swift
+
+    /// Calls the function in `ref` with what `arguments` pushes, protected, on the thread that
+    /// is running now. An error is reported, never raised into Swift.
+    public func call(_ ref: Int32, _ arguments: (LuaStack) -> Int32 = { _ in 0 }) {
+        guard !isClosed else { return }
+        let L = current
+        let s = LuaStack(L)
+        guard s.ensure(16) else { reportError("the Lua stack is full"); return }
+        lunet_getref(L, ref)
+        let n = arguments(s)
+        if lunet_pcall(L, n, 0) != LUA_OK {
+            reportError(describeError(at: -1))
+            s.pop()
+        }
+    }
+
+    /// Runs the continuations and coroutine resumes that are due.
+    func drain() {
+        guard drainRef != LUA_NOREF else { return }
+        call(drainRef)
+    }
+
+    /// Runs `body` with `thread` as the running thread, for Swift entered from a coroutine.
+    func entered<R>(from thread: OpaquePointer, _ body: () -> R) -> R {
+        let saved = current
+        current = thread
+        defer { current = saved }
+        return body()
+    }
+
+    /// A readable text for the error value at `index` (a string, or an error object's
+    /// __tostring, found without calling it unprotected).
+    public func describeError(at index: Int32) -> String {
+        let s = LuaStack(current)
+        if let text = s.string(index) { return text }
+        let idx = s.absolute(index)
+        // Call tostring under protection.
+        lua_rawgeti(current, lunet_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        s.rawField(-1, "tostring")
+        lunet_remove(current, -2)
+        s.pushValue(idx)
+        if lunet_pcall(current, 1, 1) == LUA_OK, let text = s.string(-1) {
+            s.pop()
+            return text
+        }
+        s.pop()
+        return "(an error value of type \(s.typeName(idx)))"
+    }
+
+    static func writeStandardError(_ text: String) {
+        var t = text
+        t.withUTF8 { buf in _ = Glibc.write(2, buf.baseAddress, buf.count) }
+    }
+}
