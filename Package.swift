@@ -22,7 +22,8 @@ let package = Package(
         .target(
             name: "CLunet",
             dependencies: ["CLua", "CCurl"],
-            path: "Sources/CLunet"
+            path: "Sources/CLunet",
+            linkerSettings: [.linkedLibrary("curl")]
         ),
         // The core: loop, transfers, sessions. Knows nothing of Lua.
         .target(name: "LunetCore", dependencies: ["CLunet"]),

@@ -19,6 +19,15 @@ static const unsigned char src_url[] = {
 static const unsigned char src_http[] = {
 #embed "../../lua/lunet/http.lua"
 };
+static const unsigned char src_headers[] = {
+#embed "../../lua/lunet/headers.lua"
+};
+static const unsigned char src_response[] = {
+#embed "../../lua/lunet/response.lua"
+};
+static const unsigned char src_serializers[] = {
+#embed "../../lua/lunet/serializers.lua"
+};
 static const unsigned char src_prelude[] = {
 #embed "../../lua/lunet/prelude.lua"
 };
@@ -30,6 +39,9 @@ static const lunet_LuaSource sources[] = {
     ENTRY("lunet.runtime", "lua/lunet/runtime.lua", src_runtime),
     ENTRY("lunet.task", "lua/lunet/task.lua", src_task),
     ENTRY("lunet.url", "lua/lunet/url.lua", src_url),
+    ENTRY("lunet.headers", "lua/lunet/headers.lua", src_headers),
+    ENTRY("lunet.response", "lua/lunet/response.lua", src_response),
+    ENTRY("lunet.serializers", "lua/lunet/serializers.lua", src_serializers),
     ENTRY("lunet.http", "lua/lunet/http.lua", src_http),
     ENTRY("lunet.prelude", "lua/lunet/prelude.lua", src_prelude),
 };

@@ -69,3 +69,5 @@ int lunet_pcall(lua_State *L, int nargs, int nresults) {
 int lunet_loadbuffer(lua_State *L, const char *buf, size_t len, const char *chunkname, const char *mode) {
     return luaL_loadbufferx(L, buf, len, chunkname, mode);
 }
+
+const char *lunet_lua_release(void) { return LUA_RELEASE; }

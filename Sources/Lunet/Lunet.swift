@@ -1,1 +1,2 @@
+@_exported import LunetCore
 @_exported import LunetLua

@@ -20,7 +20,7 @@ public final class EventLoop {
     private var closed = false
 
     /// The host's work for the start of each turn (it drains the Lua run queue).
-    public var runDueWork: (() -> Void)?
+    public var runDueWorkHandler: (() -> Void)?
     /// Set by the host when it queues work, so that the loop does not block before running it.
     public var hasDueWork = false
 
@@ -172,15 +172,21 @@ public final class EventLoop {
         running.isEmpty && timers.isEmpty && inbox.isEmpty && !hasDueWork
     }
 
-    /// One turn. `wait` false never blocks.
+    /// Runs the host's queued work, if any.
+    public func runDueWork() {
+        while hasDueWork {
+            hasDueWork = false
+            runDueWorkHandler?()
+        }
+    }
+
+    /// One turn: due work, then wait (unless `wait` is false or work is due) and dispatch what
+    /// happened: sockets, completed transfers, timers, work from other threads.
     public func runOnce(wait: Bool = true) {
         assertOwner()
-        if hasDueWork {
-            hasDueWork = false
-            runDueWork?()
-        }
+        runDueWork()
         var timeout: Int32 = 0
-        if wait && !hasDueWork {
+        if wait {
             timeout = 1000
             if let next = timers.nextDeadline() {
                 timeout = Int32(max(0, min(1000, ((next - Self.now()) * 1000).rounded(.up))))
@@ -210,8 +216,9 @@ public final class EventLoop {
 
     /// Turns until `done()` says so or nothing more can happen.
     public func run(until done: () -> Bool) {
-        while !done() {
-            if isIdle { return }
+        while true {
+            runDueWork()
+            if done() || isIdle { return }
             runOnce()
         }
     }

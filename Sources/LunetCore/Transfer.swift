@@ -141,8 +141,11 @@ public final class Transfer {
     }
 
     func receiveHeaderLine(_ data: UnsafeRawPointer, _ n: Int) -> Int {
-        var line = Substring(String(decoding: UnsafeRawBufferPointer(start: data, count: n), as: UTF8.self))
-        while let last = line.last, last == "\r" || last == "\n" { line.removeLast() }
+        // Trim CR LF as bytes: as Characters, "\r\n" is one grapheme and matches neither.
+        var length = n
+        let bytes = data.assumingMemoryBound(to: UInt8.self)
+        while length > 0 && (bytes[length - 1] == 13 || bytes[length - 1] == 10) { length -= 1 }
+        let line = Substring(String(decoding: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self))
         if line.hasPrefix("HTTP/") {
             // A new response starts (after a redirect, a 100 Continue, or a proxy's CONNECT).
             statusLine = String(line)

@@ -14,6 +14,7 @@ public final class LuaHost {
     /// Registry references handed out and not yet released; tests assert it returns to zero.
     public private(set) var liveReferences = 0
     private var drainRef: Int32 = LUA_NOREF
+    private var hostRef: Int32 = LUA_NOREF
     public private(set) var isClosed = false
     /// Where errors nobody can catch go (a continuation's error is caught by its task; this is
     /// for the host's own callbacks). Standard error by default.
@@ -30,7 +31,7 @@ public final class LuaHost {
         guard lunet_openlibs(L) == LUA_OK else { throw LunetError(.argument, "could not open Lua's standard libraries") }
         installPreloads()
         try requirePrelude()
-        loop.runDueWork = { [unowned self] in self.drain() }
+        loop.runDueWorkHandler = { [unowned self] in self.drain() }
     }
 
     deinit { close() }
@@ -47,8 +48,10 @@ public final class LuaHost {
         isClosed = true
         loop.cancelAll()
         release(drainRef)
+        release(hostRef)
         drainRef = LUA_NOREF
-        loop.runDueWork = nil
+        hostRef = LUA_NOREF
+        loop.runDueWorkHandler = nil
         lua_close(L)
     }
 
@@ -89,10 +92,11 @@ public final class LuaHost {
             s.pop(2)
             throw LunetError(.argument, "the prelude failed: \(message)")
         }
-        // The prelude returns the runtime; keep its drain function.
+        // The prelude returns what the host drives (drain, start, finish); keep it.
         s.rawField(-1, "drain")
         drainRef = reference()
-        s.pop(2)
+        hostRef = reference()
+        s.pop()
     }
 
     private static let openJSONFunction: lunet_SwiftFunction = { L in
@@ -101,18 +105,25 @@ public final class LuaHost {
     }
     private var openJSON: lunet_SwiftFunction { Self.openJSONFunction }
 
+    /// Pushes a field of the table the prelude returned.
+    func pushHostField(_ name: String) {
+        lunet_getref(L, hostRef)
+        LuaStack(L).rawField(-1, name)
+        lunet_remove(L, -2)
+    }
+
     // MARK: references
 
-    /// Pops the value on top of the current stack into the registry.
-    public func reference() -> Int32 {
+    /// Pops the value on top of `thread`'s stack (the main thread's by default) into the registry.
+    public func reference(from thread: OpaquePointer? = nil) -> Int32 {
         liveReferences += 1
-        return lunet_ref(current)
+        return lunet_ref(thread ?? L)
     }
 
     public func release(_ ref: Int32) {
         guard ref != LUA_NOREF && ref != LUA_REFNIL else { return }
         liveReferences -= 1
-        if !isClosed || ref == drainRef { lunet_unref(L, ref) }
+        if !isClosed { lunet_unref(L, ref) }
     }
 
     // MARK: calling Lua from Swift

@@ -1,0 +1,341 @@
+-- http: one-shot requests and sessions (the session manager of API.md).
+local core = require "lunet.core"
+local errors = require "lunet.errors"
+local task = require "lunet.task"
+local url = require "lunet.url"
+local json = require "lunet.json"
+local response = require "lunet.response"
+local serializers = require "lunet.serializers"
+
+local http = {}
+http.serializers = serializers
+
+local Session = {}
+Session.__index = Session
+Session.__name = "lunet.Session"
+
+local VERBS = { "get", "post", "put", "patch", "delete", "head", "options" }
+
+-- Options ------------------------------------------------------------------------------------
+
+-- What a session takes, and what each request may override.
+local SESSION_OPTIONS = {
+  base_url = "string", headers = "table", timeout = "number", connect_timeout = "number",
+  request = "any", response = "any", accept_status = "any", accept_types = "table",
+  cookies = "any", auth = "table", proxy = "string", insecure = "boolean", ca_file = "string",
+  http_version = "string", max_body = "any", follow = "boolean", max_redirects = "number",
+  decompress = "boolean",
+}
+local REQUEST_OPTIONS = {
+  method = "string", url = "string", query = "any", headers = "table", json = "any", form = "table",
+  body = "string", content_type = "string", params = "any", timeout = "number",
+  connect_timeout = "number", follow = "boolean", max_redirects = "number", max_body = "any",
+  insecure = "boolean", ca_file = "string", proxy = "string", http_version = "string",
+  response = "any", accept_status = "any", accept_types = "table", cancel = "table",
+  decompress = "boolean",
+}
+local HTTP_VERSIONS = { ["1.0"] = true, ["1.1"] = true, ["2"] = true, ["2-prior-knowledge"] = true, ["3"] = true }
+
+local function closest(name, known)
+  local best, best_d
+  for k in pairs(known) do
+    -- a cheap distance: shared prefix and length
+    local d = math.abs(#k - #name)
+    for i = 1, math.min(#k, #name) do if k:sub(i, i) ~= name:sub(i, i) then d = d + 1 end end
+    if not best_d or d < best_d then best, best_d = k, d end
+  end
+  if best_d and best_d <= 3 then return best end
+end
+
+local function check_options(opts, known, where)
+  for k, v in pairs(opts) do
+    local want = known[k]
+    if not want then
+      local hint = type(k) == "string" and closest(k, known)
+      errors.raise("argument", string.format("unknown option '%s' in %s%s", tostring(k), where,
+        hint and (" (did you mean '" .. hint .. "'?)") or ""))
+    end
+    if want ~= "any" and type(v) ~= want then
+      errors.raise("argument", string.format("option '%s' in %s must be a %s, got %s", k, where, want, type(v)))
+    end
+  end
+  if opts.http_version and not HTTP_VERSIONS[opts.http_version] then
+    errors.raise("argument", "option 'http_version' must be \"1.0\", \"1.1\", \"2\", \"2-prior-knowledge\" or \"3\", got \"" .. opts.http_version .. "\"")
+  end
+end
+
+local UNITS = { b = 1, k = 1024, kb = 1024, kib = 1024, m = 1024^2, mb = 1024^2, mib = 1024^2, g = 1024^3, gb = 1024^3, gib = 1024^3 }
+
+--- "100MB" -> bytes (1 KB = 1024 bytes); numbers pass; false means no limit.
+function http.parse_size(v, name)
+  if v == false or v == nil then return v end
+  if type(v) == "number" and v >= 0 then return math.floor(v) end
+  if type(v) == "string" then
+    local n, unit = string.match(string.lower(v), "^%s*([%d%.]+)%s*(%a*)%s*$")
+    local mult = UNITS[unit == "" and "b" or unit]
+    if n and tonumber(n) and mult then return math.floor(tonumber(n) * mult) end
+  end
+  errors.raise("argument", string.format("option '%s' must be a size like 100MB or a number of bytes, got %s", name, tostring(v)))
+end
+
+-- Validation ---------------------------------------------------------------------------------
+
+--- accept_status: "2xx", a list of codes {200, 204}, ranges {{200, 299}}, or false.
+local function status_accepted(rule, status)
+  if rule == nil or rule == false then return true end
+  if type(rule) == "string" then
+    local class = string.match(rule, "^(%d)xx$")
+    if class then return math.floor(status / 100) == tonumber(class) end
+    return tostring(status) == rule
+  end
+  if type(rule) == "number" then return status == rule end
+  for _, item in ipairs(rule) do
+    if type(item) == "table" then
+      if status >= item[1] and status <= item[2] then return true end
+    elseif status_accepted(item, status) then
+      return true
+    end
+  end
+  -- {200, 299}-style: two numbers with a gap are a range
+  if #rule == 2 and type(rule[1]) == "number" and type(rule[2]) == "number" and rule[2] - rule[1] > 1 then
+    return status >= rule[1] and status <= rule[2]
+  end
+  return false
+end
+
+local function type_accepted(accept, content_type)
+  if not accept then return true end
+  local mime = string.lower(string.match(content_type or "", "^%s*([^;%s]+)") or "")
+  for _, want in ipairs(accept) do
+    want = string.lower(want)
+    if want == mime or want == "*/*" then return true end
+    local major = string.match(want, "^([^/]+)/%*$")
+    if major and string.match(mime, "^([^/]+)/") == major then return true end
+  end
+  return false
+end
+
+-- Building a request ------------------------------------------------------------------------
+
+local function has_header(hs, name)
+  if not hs then return false end
+  name = string.lower(name)
+  for k in pairs(hs) do if type(k) == "string" and string.lower(k) == name then return true end end
+  return false
+end
+
+local QUERY_METHODS = { GET = true, HEAD = true, DELETE = true }
+
+-- The request table core.send reads, from a session and a user's options.
+local function build(session, opts)
+  local method = string.upper(opts.method or "GET")
+  local target = opts.url
+  if opts.query ~= nil then target = url.with_query(target, opts.query) end
+
+  local headers = {}
+  if opts.headers then for k, v in pairs(opts.headers) do headers[k] = v end end
+  local body, content_type = opts.body, opts.content_type
+
+  local bodies = 0
+  for _, k in ipairs({ "json", "form", "body", "params" }) do if opts[k] ~= nil then bodies = bodies + 1 end end
+  if bodies > 1 then errors.raise("argument", "give one of json, form, body or params, not several") end
+
+  if opts.json ~= nil then
+    body = json.encode(opts.json)
+    content_type = content_type or "application/json"
+  elseif opts.form ~= nil then
+    body = url.query(opts.form)
+    content_type = content_type or "application/x-www-form-urlencoded"
+  elseif opts.params ~= nil then
+    if QUERY_METHODS[method] then
+      target = url.with_query(target, opts.params)
+    else
+      local ser = session._request_serializer or serializers.request.form
+      body = ser.encode(opts.params)
+      content_type = content_type or ser.content_type
+    end
+  end
+  if content_type and not has_header(headers, "Content-Type") then headers["Content-Type"] = content_type end
+
+  return {
+    method = method, url = target, headers = headers, session_headers = session.headers, body = body,
+    timeout = opts.timeout, connect_timeout = opts.connect_timeout, follow = opts.follow,
+    max_redirects = opts.max_redirects, max_body = http.parse_size(opts.max_body, "max_body"),
+    insecure = opts.insecure, ca_file = opts.ca_file, proxy = opts.proxy,
+    http_version = opts.http_version, decompress = opts.decompress,
+  }
+end
+
+-- What a finished response goes through: validation, then the response serializer.
+local function finish(session, opts, r)
+  local rule = opts.accept_status
+  if rule == nil then rule = session._accept_status end
+  if not status_accepted(rule, r.status) then
+    errors.raise("status", string.format("the server answered %d %s", r.status, r.reason), { url = r.url, response = r, status = r.status })
+  end
+  local accept = opts.accept_types or session._accept_types
+  if not type_accepted(accept, r.headers["content-type"]) then
+    errors.raise("content_type", string.format("the server sent %s, not %s", r.headers["content-type"] or "no Content-Type", table.concat(accept, " or ")), { url = r.url, response = r })
+  end
+  local ser = opts.response ~= nil and serializers.find("response", opts.response, "the request") or session._response_serializer
+  if ser then
+    local ok, value = pcall(ser.decode, r.body, r)
+    if not ok then
+      local e = value
+      if not errors.is(e) then e = errors.new("decode", errors.describe(e)) end
+      e.kind = e.kind == "argument" and "decode" or e.kind
+      e.url = e.url or r.url
+      e.response = e.response or r
+      error(e, 0)
+    end
+    rawset(r, "data", value)
+  end
+  return r
+end
+
+-- Requests --------------------------------------------------------------------------------
+
+--- Starts a request; a task of its response.
+function Session:request_async(opts)
+  if type(opts) ~= "table" then errors.argument(1, "request", "options table expected, got " .. type(opts)) end
+  check_options(opts, REQUEST_OPTIONS, "the request")
+  if type(opts.url) ~= "string" then errors.argument(1, "request", "a url string is needed, got " .. type(opts.url)) end
+  local req = build(self, opts)
+  local t = task.new()
+  local transfer = core.send(self._core, req, function(raw, err)
+    if t.state ~= "pending" then return end
+    if err then
+      task._reject(t, err)
+      return
+    end
+    local r = response.new(raw)
+    local ok, e = pcall(finish, self, opts, r)
+    if ok then task._resolve(t, r) else task._reject(t, e) end
+  end)
+  t:_on_cancel_do(function() core.cancel(transfer) end)
+  if opts.cancel then opts.cancel:_add(t) end
+  return t
+end
+
+function Session:request(opts)
+  return self:request_async(opts):await()
+end
+
+for _, verb in ipairs(VERBS) do
+  local METHOD = string.upper(verb)
+  local fname = verb
+  Session[verb .. "_async"] = function(self, target, opts)
+    if getmetatable(self) ~= Session then errors.argument(1, fname, "session expected (call it as session:" .. fname .. "(...))") end
+    if type(target) ~= "string" then errors.argument(1, fname, "URL string expected, got " .. type(target)) end
+    if opts ~= nil and type(opts) ~= "table" then errors.argument(2, fname, "options table expected, got " .. type(opts)) end
+    local o = {}
+    if opts then for k, v in pairs(opts) do o[k] = v end end
+    o.method, o.url = METHOD, target
+    return self:request_async(o)
+  end
+  Session[verb] = function(self, target, opts)
+    return Session[verb .. "_async"](self, target, opts):await()
+  end
+end
+
+-- Sessions ----------------------------------------------------------------------------------
+
+local function copy(t)
+  local c = {}
+  if t then for k, v in pairs(t) do c[k] = v end end
+  return c
+end
+
+local function make_session(opts, parent)
+  check_options(opts, SESSION_OPTIONS, "the session")
+  local cfg = copy(opts)
+  cfg.headers = nil
+  cfg.max_body = http.parse_size(opts.max_body, "max_body")
+  if opts.auth then
+    if not opts.auth.bearer and not opts.auth.basic then
+      errors.raise("argument", "option 'auth' takes { bearer = token } or { basic = { user, password } }")
+    end
+  end
+  if opts.cookies ~= nil and type(opts.cookies) ~= "boolean" and type(opts.cookies) ~= "string" then
+    errors.raise("argument", "option 'cookies' takes true, false or a cookie file path")
+  end
+  local s = setmetatable({}, Session)
+  s._options = opts
+  s.headers = copy(opts.headers)
+  s.base_url = opts.base_url
+  s._core = parent and core.session_derive(parent._core, cfg) or core.session_new(cfg)
+  s._request_serializer = serializers.find("request", opts.request, "the session")
+  if type(opts.response) == "table" and not opts.response.decode and #opts.response > 0 then
+    -- a compound serializer: the first that decodes wins
+    local list = {}
+    for i, spec in ipairs(opts.response) do list[i] = serializers.find("response", spec, "the session") end
+    s._response_serializer = { decode = function(body, r)
+      local first_err
+      for _, ser in ipairs(list) do
+        local ok, v = pcall(ser.decode, body, r)
+        if ok then return v end
+        first_err = first_err or v
+      end
+      error(first_err, 0)
+    end }
+  else
+    s._response_serializer = serializers.find("response", opts.response, "the session")
+  end
+  s._accept_status = opts.accept_status
+  s._accept_types = opts.accept_types
+  return s
+end
+
+--- A session manager (see API.md): shared configuration, connections and cookies.
+function http.session(opts)
+  if opts ~= nil and type(opts) ~= "table" then errors.argument(1, "session", "options table expected, got " .. type(opts)) end
+  return make_session(opts or {})
+end
+
+--- A derived session: these options over this one's, sharing connections and cookies.
+function Session:with(opts)
+  if type(opts) ~= "table" then errors.argument(1, "with", "options table expected, got " .. type(opts)) end
+  local merged = copy(self._options)
+  for k, v in pairs(opts) do merged[k] = v end
+  local h = copy(self.headers)
+  for k, v in pairs(opts.headers or {}) do h[k] = v end
+  merged.headers = h
+  merged.cookies = nil   -- the jar is shared, not made again
+  return make_session(merged, self)
+end
+
+--- The session's cookies, one Netscape cookie-file line each.
+function Session:cookies() return core.session_cookies(self._core) end
+function Session:save_cookies() core.session_save_cookies(self._core) end
+
+function Session:__tostring()
+  return "session (" .. (self.base_url or "no base_url") .. ")"
+end
+
+-- One-shot requests: a default session without cookies.
+local default
+local function default_session()
+  if not default then default = make_session({}) end
+  return default
+end
+
+for _, verb in ipairs(VERBS) do
+  http[verb .. "_async"] = function(target, opts)
+    local s = default_session()
+    return s[verb .. "_async"](s, target, opts)
+  end
+  http[verb] = function(target, opts)
+    return http[verb .. "_async"](target, opts):await()
+  end
+end
+
+function http.request_async(opts)
+  return default_session():request_async(opts)
+end
+
+function http.request(opts)
+  return http.request_async(opts):await()
+end
+
+http.Session = Session
+return http

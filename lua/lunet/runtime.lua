@@ -1,0 +1,84 @@
+-- The host's run queue and the await protocol.
+--
+-- Every script, -e chunk and REPL line runs in a host coroutine (see task.lua). Awaiting a task
+-- yields the coroutine with AWAIT and the task; the driver resumes it when the task settles.
+-- A user's own coroutines keep working: coroutine.resume and coroutine.wrap are replaced (in
+-- the prelude) by versions that pass an AWAIT yield up to whoever drives them, so a request made
+-- inside a user coroutine suspends the whole chain instead of being mistaken for a user yield.
+-- Where nothing can be yielded to (the main thread of a stock lua5.4, a metamethod), a wait runs
+-- the loop in place until the task settles.
+local core = require "lunet.core"
+
+local M = {}
+
+--- The private marker a host await yields with. Nothing else can produce it.
+local AWAIT = setmetatable({}, { __name = "lunet.await" })
+M.AWAIT = AWAIT
+
+-- The run queue: continuations and resumes, run one at a time in the order they were queued.
+local fns, args, head, tail = {}, {}, 1, 0
+
+--- Queues fn(arg) to run on a later turn of the loop.
+function M.defer(fn, arg)
+  if head > tail then core.wake() end
+  tail = tail + 1
+  fns[tail], args[tail] = fn, arg
+end
+
+local stderr = io.stderr
+
+--- Runs everything queued, including what the queued work queues. Called by the host once per
+--- loop turn. Queued work protects itself; a failure here is a host defect, printed, never lost.
+function M.drain()
+  while head <= tail do
+    local i = head
+    local fn, arg = fns[i], args[i]
+    fns[i], args[i] = nil, nil
+    head = i + 1
+    local ok, err = pcall(fn, arg)
+    if not ok then stderr:write("lunet: internal error in queued work: ", tostring(err), "\n") end
+  end
+  head, tail = 1, 0
+end
+
+local yield, isyieldable, step = coroutine.yield, coroutine.isyieldable, core.step
+
+--- Waits until `t` (a task) is no longer pending: yields to the driver when it can, else runs
+--- the loop here.
+function M.wait(t)
+  if t.state ~= "pending" then return end
+  if isyieldable() then
+    yield(AWAIT, t)
+  else
+    while t.state == "pending" do
+      M.drain()
+      if t.state ~= "pending" then break end
+      step()
+    end
+  end
+end
+
+-- Coroutine functions that pass host awaits through user coroutines.
+local resume, status, create = coroutine.resume, coroutine.status, coroutine.create
+local pack, unpack = table.pack, table.unpack
+M.raw_resume = resume   -- the host drives its own coroutines with the unwrapped resume
+
+function M.resume(co, ...)
+  local r = pack(resume(co, ...))
+  while r[1] and r[2] == AWAIT and status(co) == "suspended" do
+    M.wait(r[3])
+    r = pack(resume(co))
+  end
+  return unpack(r, 1, r.n)
+end
+
+function M.wrap(f)
+  local co = create(f)
+  return function(...)
+    local r = pack(M.resume(co, ...))
+    if r[1] then return unpack(r, 2, r.n) end
+    error(r[2], 0)
+  end
+end
+
+return M

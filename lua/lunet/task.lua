@@ -1,0 +1,322 @@
+-- Tasks: promise-like values with continuations, after Bolts' BFTask.
+--
+-- A task settles once: "done" with a result, "failed" with an error, or "cancelled". Callbacks
+-- attached to it never run inside the call that attaches them: they are queued when the task
+-- settles (or at once, if it already has), and the loop runs the queue in order. So
+-- continuations run one at a time, in the order their tasks settled, and never while other Lua
+-- code is running.
+local core = require "lunet.core"
+local errors = require "lunet.errors"
+local runtime = require "lunet.runtime"
+
+local defer, AWAIT = runtime.defer, runtime.AWAIT
+local traceback = debug.traceback
+local pack, unpack = table.pack, table.unpack
+local create, resume, status = coroutine.create, runtime.raw_resume, coroutine.status
+
+local Task = {}
+Task.__index = Task
+Task.__name = "lunet.Task"
+
+local M = { Task = Task }
+
+-- Failed tasks nobody has looked at (awaited, continued, caught) yet: reported at the end.
+local unobserved = {}
+local unobserved_order = 0
+
+local function is_task(v) return getmetatable(v) == Task end
+M.is_task = is_task
+
+local function new()
+  return setmetatable({ state = "pending" }, Task)
+end
+M.new = new
+
+-- Settling ----------------------------------------------------------------------------------
+
+local function settle(t, state, result, err, tb)
+  if t.state ~= "pending" then return false end
+  t.state = state
+  if state == "done" then
+    t.result = result
+  else
+    t.error = err
+    t.traceback = tb
+  end
+  local cb = t._cb
+  if cb then t._cb = nil; defer(cb, t) end
+  local cbs = t._cbs
+  if cbs then
+    t._cbs = nil
+    for i = 1, #cbs do defer(cbs[i], t) end
+  end
+  if state == "failed" and not t._observed then
+    unobserved_order = unobserved_order + 1
+    unobserved[t] = unobserved_order
+  end
+  local hooks = t._on_cancel
+  if state == "cancelled" and hooks then
+    t._on_cancel = nil
+    for i = 1, #hooks do pcall(hooks[i], t) end
+  end
+  return true
+end
+
+local function resolve(t, v) return settle(t, "done", v) end
+local function reject(t, err, tb)
+  if not errors.is(err) and type(err) ~= "string" and type(err) ~= "table" then
+    err = errors.new("argument", "a task failed with a " .. type(err) .. " value: " .. tostring(err))
+  end
+  return settle(t, "failed", nil, err, tb)
+end
+local function cancel(t, message)
+  return settle(t, "cancelled", nil, errors.new("cancelled", message or "the task was cancelled"))
+end
+M._resolve, M._reject, M._cancel = resolve, reject, cancel
+
+local function observe(t)
+  if not t._observed then
+    t._observed = true
+    unobserved[t] = nil
+  end
+end
+
+--- Runs fn(t) once t has settled (on a later turn).
+local function when_settled(t, fn)
+  if t.state ~= "pending" then
+    defer(fn, t)
+  elseif not t._cb then
+    t._cb = fn
+  else
+    local cbs = t._cbs
+    if not cbs then cbs = {}; t._cbs = cbs end
+    cbs[#cbs + 1] = fn
+  end
+end
+M._when_settled = when_settled
+
+--- Settles `target` as `source` settled.
+local function adopt(target, source)
+  observe(source)
+  when_settled(source, function(s)
+    if s.state == "done" then resolve(target, s.result)
+    elseif s.state == "failed" then reject(target, s.error, s.traceback)
+    else settle(target, "cancelled", nil, s.error) end
+  end)
+end
+
+-- Running user callbacks: errors fail the target task with their traceback, never escape.
+local last_traceback
+local function handler(e)
+  last_traceback = traceback(errors.describe(e), 2)
+  return e
+end
+
+local function run_into(target, fn, arg)
+  if target.state ~= "pending" then return end   -- cancelled meanwhile
+  local ok, v = xpcall(fn, handler, arg)
+  if not ok then
+    reject(target, v, last_traceback)
+  elseif is_task(v) then
+    if v == target then
+      reject(target, errors.new("argument", "a continuation returned its own task"))
+    else
+      adopt(target, v)
+    end
+  else
+    resolve(target, v)
+  end
+end
+
+local function check_fn(fn, name)
+  if type(fn) ~= "function" then errors.argument(1, name, "function expected, got " .. type(fn)) end
+end
+
+-- Continuations --------------------------------------------------------------------------
+
+--- Always runs with the settled task; its return value (or task) is the next task's result.
+function Task:continue(fn)
+  check_fn(fn, "continue")
+  observe(self)
+  local t2 = new()
+  when_settled(self, function(t) run_into(t2, fn, t) end)
+  return t2
+end
+
+--- Runs on success with the result; failure and cancellation pass through.
+function Task:next(fn)
+  check_fn(fn, "next")
+  observe(self)
+  local t2 = new()
+  when_settled(self, function(t)
+    if t.state == "done" then run_into(t2, fn, t.result)
+    elseif t.state == "failed" then reject(t2, t.error, t.traceback)
+    else settle(t2, "cancelled", nil, t.error) end
+  end)
+  return t2
+end
+
+--- Runs on failure with the error; its return value recovers. Cancellation passes through.
+function Task:catch(fn)
+  check_fn(fn, "catch")
+  observe(self)
+  local t2 = new()
+  when_settled(self, function(t)
+    if t.state == "failed" then run_into(t2, fn, t.error)
+    elseif t.state == "done" then resolve(t2, t.result)
+    else settle(t2, "cancelled", nil, t.error) end
+  end)
+  return t2
+end
+
+--- Runs on every outcome; the outcome passes through unless fn fails.
+function Task:finally(fn)
+  check_fn(fn, "finally")
+  observe(self)
+  local t2 = new()
+  when_settled(self, function(t)
+    local after = new()
+    run_into(after, fn)
+    when_settled(after, function(a)
+      if a.state == "failed" then reject(t2, a.error, a.traceback)
+      else adopt(t2, t) end
+    end)
+  end)
+  return t2
+end
+
+--- Waits for the task: its result, or raises its error (a `cancelled` error when cancelled).
+function Task:await()
+  if self.state == "pending" then runtime.wait(self) end
+  observe(self)
+  if self.state == "done" then return self.result end
+  error(self.error, 0)
+end
+
+--- Cancels a pending task (and what it stands for: a transfer, a timer). False if settled.
+function Task:cancel(message)
+  return cancel(self, message)
+end
+
+--- Registers fn(t) to run at once when the task is cancelled (it stops the underlying work).
+function Task:_on_cancel_do(fn)
+  local hooks = self._on_cancel
+  if not hooks then hooks = {}; self._on_cancel = hooks end
+  hooks[#hooks + 1] = fn
+end
+
+function Task:__tostring()
+  if self.state == "done" then return "task (done: " .. errors.describe(self.result) .. ")" end
+  if self.state == "pending" then return "task (pending)" end
+  return "task (" .. self.state .. ": " .. errors.describe(self.error) .. ")"
+end
+
+-- Making tasks ------------------------------------------------------------------------------
+
+function M.resolved(v) local t = new(); resolve(t, v); return t end
+function M.failed(err) local t = new(); reject(t, err); return t end
+
+--- A completion source: src.task, src:resolve(v), src:reject(err), src:cancel().
+local Source = {}
+Source.__index = Source
+Source.__name = "lunet.TaskSource"
+function Source:resolve(v) return resolve(self.task, v) end
+function Source:reject(err) return reject(self.task, err) end
+function Source:cancel(message) return cancel(self.task, message) end
+function M.source() return setmetatable({ task = new() }, Source) end
+
+--- A cancellation token: pass { cancel = tok } to requests; tok:cancel() cancels them all.
+local Token = {}
+Token.__index = Token
+Token.__name = "lunet.CancelToken"
+function M.cancel_token()
+  return setmetatable({ cancelled = false, _tasks = setmetatable({}, { __mode = "k" }) }, Token)
+end
+function Token:_add(t)
+  if self.cancelled then cancel(t, "cancelled by its token") else self._tasks[t] = true end
+end
+function Token:cancel()
+  if self.cancelled then return false end
+  self.cancelled = true
+  local list = {}
+  for t in pairs(self._tasks) do list[#list + 1] = t end
+  self._tasks = {}
+  for _, t in ipairs(list) do cancel(t, "cancelled by its token") end
+  return true
+end
+
+-- Host coroutines -------------------------------------------------------------------------
+
+-- Resumes host coroutine `co` that runs for task `t`, and handles what it yields.
+local function drive(co, t, ...)
+  local r = pack(resume(co, ...))
+  while true do
+    if not r[1] then
+      reject(t, r[2], traceback(co, errors.describe(r[2])))
+      return
+    end
+    if status(co) == "dead" then
+      if r.n <= 2 then resolve(t, r[2]) else resolve(t, r[2]); t.results = { unpack(r, 2, r.n) } end
+      return
+    end
+    if r[2] == AWAIT then
+      local awaited = r[3]
+      if awaited.state ~= "pending" then
+        r = pack(resume(co))
+      else
+        when_settled(awaited, function() drive(co, t) end)
+        return
+      end
+    else
+      -- A plain coroutine.yield at the top of a host coroutine gives the loop a turn.
+      defer(function() drive(co, t) end)
+      return
+    end
+  end
+end
+
+--- Runs fn(...) as a host coroutine starting now; a task of its result.
+function M._start(fn, ...)
+  local t = new()
+  drive(create(fn), t, ...)
+  return t
+end
+
+--- Runs fn(...) concurrently, starting on a later turn; a task of its return value.
+function M.spawn(fn, ...)
+  check_fn(fn, "spawn")
+  local t = new()
+  local a = pack(...)
+  defer(function() if t.state == "pending" then drive(create(fn), t, unpack(a, 1, a.n)) end end)
+  return t
+end
+
+-- Timers ---------------------------------------------------------------------------------
+
+--- A task that resolves after `seconds`.
+function M.delay(seconds, value)
+  if type(seconds) ~= "number" then errors.argument(1, "delay", "number of seconds expected, got " .. type(seconds)) end
+  local t = new()
+  local timer = core.timer(seconds, function() resolve(t, value) end)
+  t:_on_cancel_do(function() core.timer_cancel(timer) end)
+  return t
+end
+
+function M.sleep(seconds)
+  if type(seconds) ~= "number" then errors.argument(1, "sleep", "number of seconds expected, got " .. type(seconds)) end
+  return M.delay(seconds):await()
+end
+
+-- Reporting at the end ------------------------------------------------------------------
+
+--- Failed tasks nobody looked at, in the order they failed; forgets them.
+function M._take_unobserved()
+  local list = {}
+  for t, order in pairs(unobserved) do list[#list + 1] = { t = t, order = order } end
+  table.sort(list, function(a, b) return a.order < b.order end)
+  unobserved = {}
+  for i, e in ipairs(list) do list[i] = e.t end
+  return list
+end
+
+return M

@@ -1,0 +1,140 @@
+-- URL helpers: percent-encoding, query strings, parsing and building (RFC 3986).
+local errors = require "lunet.errors"
+
+local M = {}
+
+local function hex(c) return string.format("%%%02X", string.byte(c)) end
+
+--- Percent-encodes everything but RFC 3986's unreserved characters.
+function M.encode(s)
+  if type(s) ~= "string" then
+    if type(s) == "number" or type(s) == "boolean" then s = tostring(s)
+    else errors.argument(1, "url.encode", "string expected, got " .. type(s)) end
+  end
+  return (string.gsub(s, "[^%w%-%._~]", hex))
+end
+
+--- Decodes %XX escapes (and "+" as a space when `plus` is true, as forms send it).
+function M.decode(s, plus)
+  if type(s) ~= "string" then errors.argument(1, "url.decode", "string expected, got " .. type(s)) end
+  if plus then s = string.gsub(s, "+", " ") end
+  return (string.gsub(s, "%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+end
+
+local function scalar(v, key)
+  local t = type(v)
+  if t == "string" then return v end
+  if t == "number" then
+    if math.type(v) == "float" and v == math.floor(v) and v > -2^53 and v < 2^53 then return string.format("%d", v) end
+    return tostring(v)
+  end
+  if t == "boolean" then return tostring(v) end
+  errors.argument(1, "url.query", "the value of '" .. tostring(key) .. "' is a " .. t .. "; use strings, numbers, booleans or lists of them")
+end
+
+--- A query string from a table: keys sorted (stable output), lists as repeated keys,
+--- an ordered list of { name, value } pairs kept in its order.
+function M.query(t)
+  if type(t) == "string" then return t end
+  if type(t) ~= "table" then errors.argument(1, "url.query", "table expected, got " .. type(t)) end
+  local parts = {}
+  if #t > 0 and type(t[1]) == "table" then
+    for _, pair in ipairs(t) do
+      parts[#parts + 1] = M.encode(tostring(pair[1])) .. "=" .. M.encode(scalar(pair[2], pair[1]))
+    end
+    return table.concat(parts, "&")
+  end
+  local keys = {}
+  for k in pairs(t) do keys[#keys + 1] = k end
+  table.sort(keys, function(a, b) return tostring(a) < tostring(b) end)
+  for _, k in ipairs(keys) do
+    local v = t[k]
+    local name = M.encode(tostring(k))
+    if type(v) == "table" then
+      for _, item in ipairs(v) do parts[#parts + 1] = name .. "=" .. M.encode(scalar(item, k)) end
+    else
+      parts[#parts + 1] = name .. "=" .. M.encode(scalar(v, k))
+    end
+  end
+  return table.concat(parts, "&")
+end
+
+--- Parses a query string into a table (repeated keys become lists).
+function M.parse_query(s)
+  local t = {}
+  for pair in string.gmatch(s or "", "[^&]+") do
+    local k, v = string.match(pair, "^([^=]*)=?(.*)$")
+    k, v = M.decode(k, true), M.decode(v, true)
+    local old = t[k]
+    if old == nil then t[k] = v
+    elseif type(old) == "table" then old[#old + 1] = v
+    else t[k] = { old, v } end
+  end
+  return t
+end
+
+--- Splits a URL into scheme, user, password, host, port, path, query, fragment (and params,
+--- the decoded query). Missing parts are nil.
+function M.parse(s)
+  if type(s) ~= "string" then errors.argument(1, "url.parse", "string expected, got " .. type(s)) end
+  local u = {}
+  local rest = s
+  rest = string.gsub(rest, "#(.*)$", function(f) u.fragment = f; return "" end)
+  rest = string.gsub(rest, "%?(.*)$", function(q) u.query = q; return "" end)
+  rest = string.gsub(rest, "^([%a][%w+%-.]*):", function(sc) u.scheme = string.lower(sc); return "" end)
+  rest = string.gsub(rest, "^//([^/]*)", function(authority)
+    local userinfo, hostport = string.match(authority, "^(.*)@(.*)$")
+    if userinfo then
+      local user, pass = string.match(userinfo, "^([^:]*):(.*)$")
+      u.user = M.decode(user or userinfo)
+      u.password = pass and M.decode(pass) or nil
+    else
+      hostport = authority
+    end
+    local host, port = string.match(hostport, "^%[(.-)%]:?(%d*)$")
+    if not host then host, port = string.match(hostport, "^([^:]*):?(%d*)$") end
+    u.host = host
+    u.port = tonumber(port)
+    return ""
+  end)
+  u.path = rest
+  if u.query then u.params = M.parse_query(u.query) end
+  return u
+end
+
+--- Builds a URL from the parts `parse` returns (`params` wins over `query`).
+function M.build(u)
+  if type(u) ~= "table" then errors.argument(1, "url.build", "table expected, got " .. type(u)) end
+  local s = ""
+  if u.scheme then s = u.scheme .. ":" end
+  if u.host then
+    s = s .. "//"
+    if u.user then
+      s = s .. M.encode(u.user)
+      if u.password then s = s .. ":" .. M.encode(u.password) end
+      s = s .. "@"
+    end
+    s = s .. (string.find(u.host, ":", 1, true) and ("[" .. u.host .. "]") or u.host)
+    if u.port then s = s .. ":" .. tostring(u.port) end
+  end
+  local path = u.path or ""
+  if u.host and path ~= "" and string.sub(path, 1, 1) ~= "/" then path = "/" .. path end
+  s = s .. path
+  local q = u.params and M.query(u.params) or u.query
+  if q and q ~= "" then s = s .. "?" .. q end
+  if u.fragment then s = s .. "#" .. u.fragment end
+  return s
+end
+
+--- `base` with `query` (a table or string) appended to its query string.
+function M.with_query(base, query)
+  local q = M.query(query)
+  if q == "" then return base end
+  local hash = string.find(base, "#", 1, true)
+  local fragment = ""
+  if hash then fragment = string.sub(base, hash); base = string.sub(base, 1, hash - 1) end
+  local sep = string.find(base, "?", 1, true) and (string.sub(base, -1) == "?" and "" or "&") or "?"
+  return base .. sep .. q .. fragment
+end
+
+return M

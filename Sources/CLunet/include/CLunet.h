@@ -45,6 +45,8 @@ int lunet_openlibs(lua_State *L);
 int lunet_pcall(lua_State *L, int nargs, int nresults);
 /// luaL_loadbufferx (never raises).
 int lunet_loadbuffer(lua_State *L, const char *buf, size_t len, const char *chunkname, const char *mode);
+/// "Lua 5.4.4"
+const char *lunet_lua_release(void);
 /// The state's extra space: a pointer slot the host uses to find itself.
 static inline void **lunet_extraspace(lua_State *L) { return (void **)lua_getextraspace(L); }
 

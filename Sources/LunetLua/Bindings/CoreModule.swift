@@ -12,7 +12,8 @@ enum CoreModule {
             ("session_new", SessionBinding.new), ("session_derive", SessionBinding.derive),
             ("session_cookies", SessionBinding.cookies), ("session_save_cookies", SessionBinding.saveCookies),
             ("send", TransferBinding.send), ("cancel", TransferBinding.cancel),
-            ("response_meta", ResponseBinding.meta), ("response_headers", ResponseBinding.headers),
+            ("response_meta", ResponseBinding.meta), ("response_timings", ResponseBinding.timings),
+            ("response_connections", ResponseBinding.connections), ("response_headers", ResponseBinding.headers),
             ("response_body", ResponseBinding.body), ("response_text", ResponseBinding.text),
             ("response_json", ResponseBinding.json), ("response_request", ResponseBinding.request),
             ("version", version),
@@ -68,7 +69,7 @@ enum CoreModule {
         guard s.type(2) == LUA_TFUNCTION else { return LuaErrorObject.badArgument(L, 2, "timer", "function expected, got \(s.typeName(2))") }
         let host = LuaHost.from(L)
         s.pushValue(2)
-        let ref = host.reference()
+        let ref = host.reference(from: L)
         let handle = TimerHandle()
         handle.id = host.loop.addTimer(after: seconds, firedOrDropped: { [unowned host] fired in
             handle.id = nil

@@ -10,27 +10,41 @@ enum ResponseBinding {
         LuaUserdata.get(L, 1, HTTPResponse.self, metatable: metatable)
     }
 
-    /// { status, reason, url, http_version, elapsed, timings = {...}, connections_opened, redirects }
+    /// status, reason, url, http_version, elapsed: what every response object starts with.
     static let meta: lunet_SwiftFunction = { L in
         let L = L!
         guard let r = response(L, "meta") else { return LuaErrorObject.badArgument(L, 1, "response_meta", "response expected") }
         let s = LuaStack(L)
-        s.newTable(hash: 9)
-        s.set(-1, "status", r.status)
-        s.set(-1, "reason", r.reason)
-        s.set(-1, "url", r.url)
-        s.set(-1, "http_version", r.httpVersion)
-        s.set(-1, "elapsed", r.elapsed)
-        s.set(-1, "connections_opened", r.connectionsOpened)
-        s.set(-1, "redirects", r.redirects)
+        s.push(r.status)
+        s.push(r.reason)
+        s.push(r.url)
+        s.push(r.httpVersion)
+        s.push(r.elapsed)
+        return 5
+    }
+
+    /// { dns, connect, tls, ttfb, total }, seconds from the start of the transfer.
+    static let timings: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let r = response(L, "timings") else { return LuaErrorObject.badArgument(L, 1, "response_timings", "response expected") }
+        let s = LuaStack(L)
         s.newTable(hash: 5)
         s.set(-1, "dns", r.timings.dns)
         s.set(-1, "connect", r.timings.connect)
         s.set(-1, "tls", r.timings.tls)
         s.set(-1, "ttfb", r.timings.ttfb)
         s.set(-1, "total", r.timings.total)
-        s.setRawField(-2, "timings")
         return 1
+    }
+
+    /// connections opened, redirects followed.
+    static let connections: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let r = response(L, "connections") else { return LuaErrorObject.badArgument(L, 1, "response_connections", "response expected") }
+        let s = LuaStack(L)
+        s.push(r.connectionsOpened)
+        s.push(r.redirects)
+        return 2
     }
 
     /// The header fields as a flat list { name1, value1, name2, value2, ... } in arrival order.

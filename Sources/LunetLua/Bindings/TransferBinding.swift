@@ -37,7 +37,7 @@ enum TransferBinding {
 
         let host = LuaHost.from(L)
         s.pushValue(3)
-        let callback = host.reference()
+        let callback = host.reference(from: L)
         let transfer = session.send(request) { [unowned host] result in
             defer { host.release(callback) }
             host.call(callback) { s in

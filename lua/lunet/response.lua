@@ -1,0 +1,71 @@
+-- The response object. Cheap fields are set when it is made; the rest (body, text, json,
+-- headers, timings, request) are fetched from Swift on first use and kept, so each conversion
+-- runs at most once per response.
+local core = require "lunet.core"
+local headers = require "lunet.headers"
+
+local Response = {}
+Response.__name = "lunet.Response"
+
+local lazy = {}
+function lazy.body(r) return core.response_body(r._raw) end
+function lazy.text(r) return core.response_text(r._raw) end
+function lazy.json(r) return core.response_json(r._raw) end
+function lazy.headers(r) return headers.from_flat(core.response_headers(r._raw)) end
+function lazy.timings(r) return core.response_timings(r._raw) end
+function lazy.ok(r) return r.status >= 200 and r.status < 300 end
+function lazy.data(r) return r.body end
+function lazy.connections_opened(r) return (core.response_connections(r._raw)) end
+function lazy.redirects(r) return (select(2, core.response_connections(r._raw))) end
+function lazy.request(r)
+  local q = core.response_request(r._raw)
+  q.headers = headers.from_flat(q.headers)
+  return q
+end
+
+Response.__index = function(r, k)
+  local m = Response[k]
+  if m ~= nil then return m end
+  local f = lazy[k]
+  if f then
+    local v = f(r)
+    rawset(r, k, v)
+    return v
+  end
+  return nil
+end
+
+Response.__tostring = function(r)
+  return string.format("HTTP/%s %d %s (%s)", r.http_version, r.status, r.reason, r.url)
+end
+
+local function quote(s)
+  return "'" .. string.gsub(s, "'", "'\\''") .. "'"
+end
+
+--- The same request as a curl command line, to share or to replay outside lunet.
+function Response:curl()
+  local q = self.request
+  local parts = { "curl" }
+  if q.method == "HEAD" then parts[#parts + 1] = "-I"
+  elseif q.method ~= "GET" or q.body then parts[#parts + 1] = "-X " .. q.method end
+  parts[#parts + 1] = quote(q.url)
+  for _, field in ipairs(q.headers:list()) do
+    parts[#parts + 1] = "-H " .. quote(field[1] .. ": " .. field[2])
+  end
+  if q.body then parts[#parts + 1] = "--data-binary " .. quote(q.body) end
+  parts[#parts + 1] = "--compressed"
+  return table.concat(parts, " ")
+end
+
+local M = { Response = Response }
+
+function M.new(raw)
+  local status, reason, url, version, elapsed = core.response_meta(raw)
+  return setmetatable({ _raw = raw, status = status, reason = reason, url = url,
+                        http_version = version, elapsed = elapsed }, Response)
+end
+
+function M.is(v) return getmetatable(v) == Response end
+
+return M
