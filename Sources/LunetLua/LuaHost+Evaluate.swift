@@ -38,13 +38,14 @@ extension LuaHost {
         pushHostField("show")
         lunet_getref(L, task)
         release(task)
-        guard lunet_pcall(L, 1, 1) == LUA_OK else {
+        guard lunet_pcall(L, 1, 2) == LUA_OK else {
             reportError(describeError(at: -1))
             s.pop()
             return .done(ok: false)
         }
-        let ok = s.bool(-1)
-        s.pop()
+        let ok = s.bool(-2)
+        reportList(at: -1)
+        s.pop(2)
         return .done(ok: ok)
     }
 }

@@ -49,14 +49,27 @@ extension LuaHost {
         pushHostField("finish")
         lunet_getref(L, mainTask)
         release(mainTask)
-        guard lunet_pcall(L, 1, 1) == LUA_OK else {
+        guard lunet_pcall(L, 1, 2) == LUA_OK else {
             reportError(describeError(at: -1))
             s.pop()
             return 1
         }
-        let code = Int32(s.integer(-1) ?? 1)
-        s.pop()
+        let code = Int32(s.integer(-2) ?? 1)
+        reportList(at: -1)
+        s.pop(2)
         return code
+    }
+
+    /// Reports each string of the list at `index`.
+    func reportList(at index: Int32) {
+        let s = LuaStack(L)
+        let n = s.rawLength(index)
+        guard n > 0 else { return }
+        for i in 1...n {
+            s.rawIndex(index, i)
+            if let text = s.string(-1) { reportError(text) }
+            s.pop()
+        }
     }
 
     func taskState(_ ref: Int32) -> String? {

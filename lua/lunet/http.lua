@@ -337,5 +337,10 @@ function http.request(opts)
   return http.request_async(opts):await()
 end
 
+--- Diagnostics: { transfers = transfers in flight now }.
+function http.stats()
+  return { transfers = core.live_transfers() }
+end
+
 http.Session = Session
 return http

@@ -16,32 +16,34 @@ local host = {}
 host.drain = runtime.drain
 host.start = task._start
 
-local stderr = io.stderr
-
-local function report(prefix, t)
-  local text = t.traceback or errors.describe(t.error)
-  stderr:write("lunet: ", prefix, text, "\n")
+local function failure_text(t)
+  return t.traceback or errors.describe(t.error)
 end
 
---- After a script: reports how its main task ended and every failure nobody looked at.
---- Returns the exit status.
+--- Failures nobody looked at, as report lines (the host prints them).
+local function unobserved_reports(reports, except)
+  for _, t in ipairs(task._take_unobserved()) do
+    if t ~= except then reports[#reports + 1] = "a task failed and nothing awaited or caught it: " .. failure_text(t) end
+  end
+  return reports
+end
+
+--- After a script: its exit status, and the reports to print (how its main task failed, and
+--- every failure nobody looked at).
 function host.finish(main)
-  local code = 0
+  local code, reports = 0, {}
   if main.state == "failed" then
     main._observed = true
-    report("", main)
+    reports[1] = failure_text(main)
     code = 1
   elseif main.state == "cancelled" then
-    stderr:write("lunet: ", errors.describe(main.error), "\n")
+    reports[1] = errors.describe(main.error)
     code = 1
   elseif main.state == "pending" then
-    stderr:write("lunet: the script waits for a task that nothing will ever settle\n")
+    reports[1] = "the script waits for a task that nothing will ever settle"
     code = 1
   end
-  for _, t in ipairs(task._take_unobserved()) do
-    if t ~= main then report("a task failed and nothing awaited or caught it: ", t) end
-  end
-  return code
+  return code, unobserved_reports(reports, main)
 end
 
 --- Interactive input: the chunk for `code` (as an expression if it is one), or nil and
@@ -67,11 +69,10 @@ function host.show(t)
       io.stdout:write(table.concat(out, "\t"), "\n")
       _G._ = values[1]
     end
-    return true
+    return true, unobserved_reports({}, t)
   end
   t._observed = true
-  report("", t)
-  return false
+  return false, unobserved_reports({ failure_text(t) }, t)
 end
 
 return host

@@ -1,0 +1,64 @@
+import XCTest
+@testable import LunetCore
+import CLunet
+
+final class HTTPValuesTests: XCTestCase {
+    func testHeadersCompareNamesWithoutCaseAndKeepOrder() {
+        var h = HTTPHeaders([("Content-Type", "a"), ("Set-Cookie", "x=1"), ("set-cookie", "y=2")])
+        XCTAssertEqual(h["content-type"], "a")
+        XCTAssertEqual(h.all("SET-COOKIE"), ["x=1", "y=2"])
+        h.set("CONTENT-TYPE", "b")
+        XCTAssertEqual(h["Content-Type"], "b")
+        XCTAssertEqual(h.count, 3)
+        XCTAssertFalse("Content-Type".caseInsensitiveEquals("Content_Type"))
+    }
+
+    func testMergingReplacesByName() {
+        let session = HTTPHeaders([("Accept", "*/*"), ("X-App", "1")])
+        let request = HTTPHeaders([("accept", "application/json")])
+        let merged = session.merging(request)
+        XCTAssertEqual(merged.fields.map(\.name), ["X-App", "accept"])
+        XCTAssertEqual(merged["Accept"], "application/json")
+    }
+
+    func testOptionsResolveOverDefaults() {
+        var request = TransferOptions()
+        request.timeout = 2
+        let resolved = request.resolved(over: TransferOptions.standard)
+        XCTAssertEqual(resolved.timeout, 2)
+        XCTAssertEqual(resolved.maxRedirects, 10)
+        XCTAssertEqual(resolved.maxBody, 100 * 1024 * 1024)
+    }
+
+    func testCurlCodesMapToKinds() {
+        XCTAssertEqual(CurlErrorMapping.kind(of: CURLE_COULDNT_RESOLVE_HOST), .dns)
+        XCTAssertEqual(CurlErrorMapping.kind(of: CURLE_COULDNT_CONNECT), .connect)
+        XCTAssertEqual(CurlErrorMapping.kind(of: CURLE_OPERATION_TIMEDOUT), .timeout)
+        XCTAssertEqual(CurlErrorMapping.kind(of: CURLE_PEER_FAILED_VERIFICATION), .tls)
+        XCTAssertEqual(CurlErrorMapping.kind(of: CURLE_TOO_MANY_REDIRECTS), .redirects)
+        XCTAssertEqual(CurlErrorMapping.kind(of: CURLE_PARTIAL_FILE), .protocol)
+        XCTAssertEqual(CurlErrorMapping.kind(of: CURLE_URL_MALFORMAT), .argument)
+    }
+
+    func testBase64() {
+        XCTAssertEqual(Base64.encode(Array("user:pass".utf8)), "dXNlcjpwYXNz")
+        XCTAssertEqual(Base64.encode(Array("a".utf8)), "YQ==")
+        XCTAssertEqual(Base64.encode(Array("ab".utf8)), "YWI=")
+        XCTAssertEqual(Base64.encode([]), "")
+    }
+
+    func testSessionRejectsBadURLsByName() {
+        let session = Session(loop: EventLoop())
+        for bad in ["http://exa mple.com/", "ftp://x/y", "users/1", "http:///nohost", "javascript:alert(1)"] {
+            XCTAssertThrowsError(try session.resolve(bad), bad) { e in
+                let error = e as! LunetError
+                XCTAssertEqual(error.kind, .argument)
+                XCTAssertTrue(error.message.contains(bad), error.message)
+            }
+        }
+        var c = Session.Configuration()
+        c.baseURL = "http://h/api/v1/"
+        XCTAssertEqual(try Session(loop: EventLoop(), configuration: c).resolve("users?id=1#top"), "http://h/api/v1/users?id=1")
+        XCTAssertEqual(try session.resolve("http://h"), "http://h/")
+    }
+}

@@ -1,0 +1,70 @@
+import CLunet
+import XCTest
+@testable import LunetLua
+@testable import LunetCore
+
+final class HostLifecycleTests: XCTestCase {
+    func testNoRegistryReferenceOrBoxIsLeftWhenAStateCloses() throws {
+        let boxesBefore = LuaUserdata.live
+        let host = try LuaHost()
+        let r = runScript(host, """
+            local a = task.delay(0.01, "x")          -- a timer that fires
+            local s = http.session{ cookies = true } -- Swift objects held by Lua
+            local src = task.source()
+            a:next(function(v) return v end):await()
+            """)
+        XCTAssertEqual(r.status, 0, r.errors.joined())
+        // A line of input runs until its own task is done; what it started goes on, so a
+        // timer is still pending when the host closes.
+        guard case .done(ok: true) = host.evaluate("pending = task.delay(60)") else { return XCTFail("evaluate") }
+        XCTAssertEqual(host.loop.pendingTimers, 1)
+        host.close()
+        XCTAssertEqual(host.liveReferences, 0, "registry references left after close")
+        XCTAssertEqual(LuaUserdata.live, boxesBefore, "Swift objects held by Lua after close")
+    }
+
+    func testThreeHostsInARow() throws {
+        for i in 1...3 {
+            let host = try LuaHost()
+            let r = runScript(host, "answer = tostring(\(i) * 2)")
+            XCTAssertEqual(r.status, 0)
+            XCTAssertEqual(global(host, "answer"), String(i * 2))
+            host.close()
+            XCTAssertEqual(host.liveReferences, 0)
+        }
+    }
+
+    func testEveryFileUnderLuaIsEmbedded() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let dir = root.appendingPathComponent("lua")
+        var onDisk: Set<String> = []
+        let walker = FileManager.default.enumerator(atPath: dir.path)!
+        for case let path as String in walker where path.hasSuffix(".lua") { onDisk.insert("lua/" + path) }
+        var embedded: Set<String> = []
+        var i = 0
+        while let source = lunet_lua_source(i)?.pointee {
+            embedded.insert(String(cString: source.path))
+            i += 1
+        }
+        XCTAssertEqual(embedded, onDisk, "lua/ and Sources/CLunet/embedded_lua.c disagree")
+    }
+
+    func testAWaitThatNothingCanSettleEndsWithAClearMessage() throws {
+        let host = try LuaHost()
+        let r = runScript(host, "task.source().task:await()")
+        XCTAssertEqual(r.status, 1)
+    }
+
+    func testUserCoroutinesStillYieldTheirOwnValues() throws {
+        let host = try LuaHost()
+        let r = runScript(host, """
+            local gen = coroutine.wrap(function() for i = 1, 3 do coroutine.yield(i) end end)
+            local co = coroutine.create(function(x) local y = coroutine.yield(x * 2); task.sleep(0.01); return y + 1 end)
+            local _, a = coroutine.resume(co, 5)
+            local _, b = coroutine.resume(co, 10)
+            out = table.concat({ gen(), gen(), gen(), a, b, coroutine.status(co) }, ",")
+            """)
+        XCTAssertEqual(r.status, 0, r.errors.joined())
+        XCTAssertEqual(global(host, "out"), "1,2,3,10,11,dead")
+    }
+}

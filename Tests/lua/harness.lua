@@ -1,0 +1,84 @@
+-- A minimal harness for the project's own Lua tests: test(name, fn) runs fn (it may await
+-- requests), prints TAP, and done() prints the plan and the summary and sets the exit status.
+-- Each test file starts with:  local h = dofile((...) or arg[0]):match... (see http_test.lua)
+local H = { passed = 0, failed = 0, n = 0 }
+
+function H.test(name, fn)
+  H.n = H.n + 1
+  local ok, err = xpcall(fn, function(e) return debug.traceback(tostring(e), 2) end)
+  if ok then
+    H.passed = H.passed + 1
+    print("ok " .. H.n .. " - " .. name)
+  else
+    H.failed = H.failed + 1
+    print("not ok " .. H.n .. " - " .. name)
+    print("  # " .. string.gsub(err, "\n", "\n  # "))
+  end
+end
+
+--- Asserts a == b (deep for tables), naming what was compared.
+function H.eq(actual, expected, what)
+  local function same(a, b)
+    if a == b then return true end
+    if type(a) ~= "table" or type(b) ~= "table" then return false end
+    for k, v in pairs(a) do if not same(v, b[k]) then return false end end
+    for k in pairs(b) do if a[k] == nil then return false end end
+    return true
+  end
+  if not same(actual, expected) then
+    error(string.format("%s: expected %s, got %s", what or "value", H.show(expected), H.show(actual)), 2)
+  end
+end
+
+function H.truthy(v, what)
+  if not v then error((what or "value") .. " should be truthy, got " .. H.show(v), 2) end
+  return v
+end
+
+--- Runs fn, which must fail with an error object of `kind`; returns the error.
+function H.fails(kind, fn, what)
+  local ok, err = pcall(fn)
+  if ok then error((what or "call") .. " should have failed with kind " .. kind, 2) end
+  if type(err) ~= "table" or err.kind ~= kind then
+    error(string.format("%s should have failed with kind %s, got %s", what or "call", kind, tostring(err)), 2)
+  end
+  return err
+end
+
+function H.show(v)
+  if type(v) == "string" then return string.format("%q", v) end
+  if type(v) ~= "table" then return tostring(v) end
+  local ok, s = pcall(json.encode, v, { sort_keys = true })
+  return ok and s or tostring(v)
+end
+
+--- The env variable set by scripts/test-servers; skips nothing: a missing server is a failure.
+function H.env(name)
+  local v = os.getenv(name)
+  if not v then error("environment variable " .. name .. " is not set: run the tests with scripts/test", 2) end
+  return v
+end
+
+--- Runs a shell command; returns its exit code and output (stdout and stderr together).
+function H.run(cmd)
+  local p = io.popen(cmd .. " 2>&1; echo \"__exit=$?\"")
+  local out = p:read("a")
+  p:close()
+  local code = tonumber(out:match("__exit=(%d+)%s*$"))
+  return code, (out:gsub("__exit=%d+%s*$", ""))
+end
+
+--- The lunet binary running this test.
+function H.lunet()
+  local i = -1
+  while arg[i - 1] do i = i - 1 end
+  return arg[i]
+end
+
+function H.done()
+  print("1.." .. H.n)
+  print(string.format("%d passed, %d failed", H.passed, H.failed))
+  if H.failed > 0 then os.exit(1) end
+end
+
+return H
