@@ -1,0 +1,93 @@
+-- The command line, end to end: the built binary run as a user runs it.
+local h = dofile(arg[0]:gsub("[^/]*$", "") .. "harness.lua")
+local test, eq, truthy = h.test, h.eq, h.truthy
+local LUNET = h.lunet()
+
+local function script(text)
+  local path = os.tmpname() .. ".lua"
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+  return path
+end
+
+test("lunet script.lua a b: arg and ... as lua5.4 sets them", function()
+  local s = script('print(arg[0]:match("[^/]*$"), arg[1], arg[2], #arg, select("#", ...), ...)')
+  local code, out = h.run(LUNET .. " " .. s .. " a b")
+  eq(code, 0, "exit status")
+  eq(out, s:match("[^/]*$") .. "\ta\tb\t2\t2\ta\tb\n", "output")
+  os.remove(s)
+end)
+
+test("lunet -e CODE runs the code", function()
+  local code, out = h.run(LUNET .. [[ -e 'print(1 + 2)']])
+  eq({ code, out }, { 0, "3\n" }, "status and output")
+end)
+
+test("lunet - reads the script from standard input", function()
+  local code, out = h.run("printf 'print(\"from stdin\", ...)' | " .. LUNET .. " - x")
+  eq({ code, out }, { 0, "from stdin\tx\n" }, "status and output")
+end)
+
+test("--version and --help", function()
+  local code, out = h.run(LUNET .. " --version")
+  eq(code, 0, "status")
+  truthy(out:match("^lunet %d+%.%d+%.%d+ %(Lua 5%.4"), "version line: " .. out)
+  truthy(out:find("libcurl/", 1, true), "names libcurl")
+  code, out = h.run(LUNET .. " --help")
+  eq(code, 0, "status")
+  truthy(out:find("usage: lunet", 1, true), "usage")
+  code, out = h.run(LUNET .. " --bogus")
+  eq(code, 2, "an unknown option exits 2")
+  truthy(out:find("unknown option '--bogus'", 1, true), out)
+end)
+
+test("a script error prints its message and traceback and exits 1", function()
+  local s = script("local function deep()\n  error('it broke')\nend\nlocal function outer() deep() end\nouter()\n")
+  local code, out = h.run(LUNET .. " " .. s)
+  eq(code, 1, "exit status")
+  truthy(out:find("it broke", 1, true), "message: " .. out)
+  truthy(out:find("stack traceback", 1, true), "traceback: " .. out)
+  truthy(out:find("in local 'deep'", 1, true) or out:find("deep", 1, true), "names the function: " .. out)
+  os.remove(s)
+end)
+
+test("a request error in a script names its kind and the URL, exit 1", function()
+  local code, out = h.run(LUNET .. [[ -e 'http.get("http://127.0.0.1:1/x")']])
+  eq(code, 1, "exit status")
+  truthy(out:find("connect: ", 1, true), out)
+  truthy(out:find("http://127.0.0.1:1/x", 1, true), out)
+end)
+
+test("a syntax error is reported with its line, exit 1", function()
+  local s = script("local x = = 1\n")
+  local code, out = h.run(LUNET .. " " .. s)
+  eq(code, 1, "exit status")
+  truthy(out:find(":1:", 1, true), out)
+  os.remove(s)
+end)
+
+test("a missing script file is named, exit 1", function()
+  local code, out = h.run(LUNET .. " /nonexistent/script.lua")
+  eq(code, 1, "exit status")
+  truthy(out:find("/nonexistent/script.lua", 1, true), out)
+end)
+
+test("piped lines run in the REPL without a prompt", function()
+  local code, out = h.run("printf 'x = 20\\nx + 1\\nfor i = 1, 2 do\\nprint(i)\\nend\\n' | " .. LUNET)
+  eq(code, 0, "exit status")
+  eq(out, "21\n1\n2\n", "values and multi-line input")
+end)
+
+test("a failure nobody awaited is reported at the end", function()
+  local code, out = h.run(LUNET .. [[ -e 'local t = task.spawn(function() error("lost") end)']])
+  eq(code, 0, "the script itself succeeded")
+  truthy(out:find("nothing awaited or caught it", 1, true) and out:find("lost", 1, true), out)
+end)
+
+test("a proxy carries the request (httpbin answers absolute-form requests)", function()
+  local r = http.get("http://proxied.test/anything/x", { proxy = h.env("LUNET_HTTPBIN") })
+  eq(r.json.url, "http://proxied.test/anything/x", "the proxy saw the absolute URL")
+end)
+
+h.done()
