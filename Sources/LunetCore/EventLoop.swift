@@ -63,8 +63,14 @@ public final class EventLoop {
     /// Starts `request`; `completion` runs on this loop's thread, exactly once.
     @discardableResult
     public func start(_ request: HTTPRequest, cookies: CookieJar? = nil, completion: @escaping Transfer.Completion) -> Transfer {
+        start(Transfer(request: request, completion: completion), cookies: cookies)
+    }
+
+    /// Starts a transfer made earlier (one a session held back in its line).
+    @discardableResult
+    func start(_ t: Transfer, cookies: CookieJar?) -> Transfer {
         assertOwner()
-        let t = Transfer(request: request, completion: completion)
+        guard t.state == .created else { return t }
         let h = idleHandles.popLast() ?? curl_easy_init()!
         if let problem = t.configure(h) {
             curl_easy_reset(h)

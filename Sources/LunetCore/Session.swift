@@ -11,17 +11,33 @@ public final class Session {
         public var headers = HTTPHeaders()
         public var auth: Auth?
         public var options = TransferOptions.standard
+        /// At most this many transfers of this session run at once; the rest wait in a FIFO line.
+        public var maxConcurrent: Int?
         public init() {}
     }
 
     public let loop: EventLoop
     public var configuration: Configuration
     public let cookies: CookieJar?
+    /// Transfers running under `maxConcurrent`, and those waiting for a slot, oldest first.
+    private var running: Set<ObjectIdentifier> = []
+    private var line: [Transfer] = []
+    private var lineStart = 0
+
+    public var runningCount: Int { running.count }
+    public var waitingCount: Int { line.count - lineStart }
 
     public init(loop: EventLoop, configuration: Configuration = Configuration(), cookies: CookieJar? = nil) {
         self.loop = loop
         self.configuration = configuration
         self.cookies = cookies
+    }
+
+    deinit {
+        // Requests still waiting for a slot will never start: end them as cancelled.
+        for t in line[lineStart...] where t.state == .created {
+            t.finish(.failure(LunetError(.cancelled, "the session was closed before the request could start", url: t.request.url)))
+        }
     }
 
     /// A session with another configuration that shares this one's cookies and connections.
@@ -78,11 +94,43 @@ public final class Session {
     /// `completion` on a later turn, like any other failure.
     @discardableResult
     public func send(_ request: HTTPRequest, completion: @escaping Transfer.Completion) -> Transfer {
+        let prepared: HTTPRequest
         do {
-            let prepared = try prepare(request)
-            return loop.start(prepared, cookies: cookies, completion: completion)
+            prepared = try prepare(request)
         } catch {
             return loop.fail(request, error, completion: completion)
+        }
+        guard let limit = configuration.maxConcurrent, limit > 0 else {
+            return loop.start(prepared, cookies: cookies, completion: completion)
+        }
+        var transfer: Transfer!
+        transfer = Transfer(request: prepared) { [weak self] result in
+            self?.finished(transfer)
+            transfer = nil
+            completion(result)
+        }
+        line.append(transfer)
+        startWaiting(limit: limit)
+        return transfer
+    }
+
+    /// A transfer ended (done, failed, or cancelled while running or waiting): free its slot.
+    private func finished(_ t: Transfer) {
+        running.remove(ObjectIdentifier(t))
+        if let limit = configuration.maxConcurrent { startWaiting(limit: limit) }
+    }
+
+    private func startWaiting(limit: Int) {
+        while running.count < limit && lineStart < line.count {
+            let next = line[lineStart]
+            lineStart += 1
+            guard next.state == .created else { continue }   // cancelled while it waited
+            running.insert(ObjectIdentifier(next))
+            loop.start(next, cookies: cookies)
+        }
+        if lineStart > 64 && lineStart * 2 > line.count {
+            line.removeFirst(lineStart)
+            lineStart = 0
         }
     }
 }

@@ -24,7 +24,7 @@ local SESSION_OPTIONS = {
   request = "any", response = "any", accept_status = "any", accept_types = "table",
   cookies = "any", auth = "table", proxy = "string", insecure = "boolean", ca_file = "string",
   http_version = "string", max_body = "any", follow = "boolean", max_redirects = "number",
-  decompress = "boolean",
+  decompress = "boolean", max_concurrent = "number",
 }
 local REQUEST_OPTIONS = {
   method = "string", url = "string", query = "any", headers = "table", json = "any", form = "table",

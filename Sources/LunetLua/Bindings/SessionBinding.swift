@@ -73,6 +73,7 @@ enum SessionBinding {
         var c = Session.Configuration()
         guard s.type(index) == LUA_TTABLE else { return .success((c, .none)) }
         c.baseURL = s.stringField(index, "base_url")
+        c.maxConcurrent = s.integerField(index, "max_concurrent")
         c.options = TransferOptions.standard
         if let o = TransferBinding.options(L, index) { c.options = o.resolved(over: c.options) }
         if s.rawField(index, "auth") == LUA_TTABLE {
