@@ -140,24 +140,28 @@ public final class Transfer {
         return n
     }
 
+    /// One header line from curl (curl hands them over whole). Parsed as bytes: this runs for
+    /// every header of every response, and Character-level String work costs ~50x more.
     func receiveHeaderLine(_ data: UnsafeRawPointer, _ n: Int) -> Int {
-        // Trim CR LF as bytes: as Characters, "\r\n" is one grapheme and matches neither.
-        var length = n
-        let bytes = data.assumingMemoryBound(to: UInt8.self)
-        while length > 0 && (bytes[length - 1] == 13 || bytes[length - 1] == 10) { length -= 1 }
-        let line = Substring(String(decoding: UnsafeBufferPointer(start: bytes, count: length), as: UTF8.self))
-        if line.hasPrefix("HTTP/") {
+        let b = UnsafeBufferPointer(start: data.assumingMemoryBound(to: UInt8.self), count: n)
+        var end = n
+        while end > 0 && (b[end - 1] == 13 || b[end - 1] == 10) { end -= 1 }
+        if end >= 5 && b[0] == 0x48 && b[1] == 0x54 && b[2] == 0x54 && b[3] == 0x50 && b[4] == 0x2F {   // "HTTP/"
             // A new response starts (after a redirect, a 100 Continue, or a proxy's CONNECT).
-            statusLine = String(line)
+            statusLine = String(decoding: UnsafeBufferPointer(rebasing: b[0..<end]), as: UTF8.self)
             headers = HTTPHeaders()
             body.removeAll()
-        } else if let colon = line.firstIndex(of: ":") {
-            let name = line[..<colon]
-            var value = line[line.index(after: colon)...]
-            while value.first == " " || value.first == "\t" { value.removeFirst() }
-            while value.last == " " || value.last == "\t" { value.removeLast() }
-            headers.add(String(name), String(value))
+            return n
         }
+        guard let colon = b[0..<end].firstIndex(of: 0x3A) else { return n }
+        var nameEnd = colon
+        while nameEnd > 0 && (b[nameEnd - 1] == 0x20 || b[nameEnd - 1] == 0x09) { nameEnd -= 1 }
+        var valueStart = colon + 1
+        while valueStart < end && (b[valueStart] == 0x20 || b[valueStart] == 0x09) { valueStart += 1 }
+        var valueEnd = end
+        while valueEnd > valueStart && (b[valueEnd - 1] == 0x20 || b[valueEnd - 1] == 0x09) { valueEnd -= 1 }
+        headers.add(String(decoding: UnsafeBufferPointer(rebasing: b[0..<nameEnd]), as: UTF8.self),
+                    String(decoding: UnsafeBufferPointer(rebasing: b[valueStart..<valueEnd]), as: UTF8.self))
         return n
     }
 
@@ -202,8 +206,11 @@ public final class Transfer {
 
     private func reasonPhrase(status: Int) -> String {
         // "HTTP/1.1 404 Not Found": the phrase is what follows the second space.
-        let parts = statusLine.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: false)
-        if parts.count == 3, !parts[2].isEmpty { return String(parts[2]) }
+        let u = statusLine.utf8
+        if let first = u.firstIndex(of: 0x20), let second = u[u.index(after: first)...].firstIndex(of: 0x20) {
+            let phrase = statusLine[u.index(after: second)...]
+            if !phrase.isEmpty { return String(phrase) }
+        }
         return HTTPResponse.standardReason(status)
     }
 

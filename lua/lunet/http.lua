@@ -174,7 +174,7 @@ local function finish(session, opts, r)
     errors.raise("status", string.format("the server answered %d %s", r.status, r.reason), { url = r.url, response = r, status = r.status })
   end
   local accept = opts.accept_types or session._accept_types
-  if not type_accepted(accept, r.headers["content-type"]) then
+  if accept and not type_accepted(accept, r.headers["content-type"]) then
     errors.raise("content_type", string.format("the server sent %s, not %s", r.headers["content-type"] or "no Content-Type", table.concat(accept, " or ")), { url = r.url, response = r })
   end
   local ser = opts.response ~= nil and serializers.find("response", opts.response, "the request") or session._response_serializer
