@@ -17,7 +17,7 @@ public final class EventLoop {
     private var idleHandles: [UnsafeMutableRawPointer] = []
     private var watchers: [Int32: () -> Void] = [:]
     private let inbox = Inbox()
-    private var closed = false
+    private var addedSinceLastPerform = false
 
     /// The host's work for the start of each turn (it drains the Lua run queue).
     public var runDueWorkHandler: (() -> Void)?
@@ -82,6 +82,7 @@ public final class EventLoop {
         running[UInt(bitPattern: Int(bitPattern: h))] = t
         t.markRunning()
         curl_multi_add_handle(multi, h)
+        addedSinceLastPerform = true
         return t
     }
 
@@ -191,8 +192,16 @@ public final class EventLoop {
     public func runOnce(wait: Bool = true) {
         assertOwner()
         runDueWork()
+        // A transfer added since the last turn is started before waiting: curl only learns of
+        // its socket in perform, so waiting first would cost a turn (and a poll) per request.
+        if addedSinceLastPerform {
+            addedSinceLastPerform = false
+            var running: Int32 = 0
+            curl_multi_perform(multi, &running)
+            finishCompleted()
+        }
         var timeout: Int32 = 0
-        if wait {
+        if wait && !hasDueWork {
             timeout = 1000
             if let next = timers.nextDeadline() {
                 timeout = Int32(max(0, min(1000, ((next - Self.now()) * 1000).rounded(.up))))

@@ -50,9 +50,7 @@ public final class Session {
     public func prepare(_ request: HTTPRequest) throws(LunetError) -> HTTPRequest {
         var r = request
         r.url = try resolve(request.url)
-        var headers = HTTPHeaders()
-        headers.add("User-Agent", "lunet/\(Lunet.version)")
-        headers = headers.merging(configuration.headers)
+        var headers = configuration.headers.contains("User-Agent") ? configuration.headers : Self.defaultHeaders.merging(configuration.headers)
         if let auth = configuration.auth, !request.headers.contains("Authorization") {
             switch auth {
             case .basic(let user, let password):
@@ -67,8 +65,11 @@ public final class Session {
         return r
     }
 
+    private static let defaultHeaders = HTTPHeaders([("User-Agent", "lunet/\(Lunet.version)")])
+
     /// An absolute http(s) URL, or an error that names the URL.
     public func resolve(_ url: String) throws(LunetError) -> String {
+        if Self.isPlainAbsolute(url) { return url }
         if url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7f }) {
             throw LunetError(.argument, "invalid URL '\(url)': it contains spaces or control characters (encode them)", url: url)
         }
@@ -88,6 +89,34 @@ public final class Session {
         target.fragment = nil   // never sent
         if target.path.isEmpty { target.path = "/" }
         return target.string
+    }
+
+    /// The common case, checked in one pass over the bytes: "http://" or "https://", a host,
+    /// then a path or nothing, no fragment, no spaces or control characters. Such a URL is sent
+    /// as it is; anything else goes through full RFC 3986 resolution and checks.
+    static func isPlainAbsolute(_ url: String) -> Bool {
+        var s = url
+        return s.withUTF8 { b in
+            let prefix: Int
+            if b.starts(with: [0x68, 0x74, 0x74, 0x70, 0x3A, 0x2F, 0x2F]) { prefix = 7 }                 // http://
+            else if b.starts(with: [0x68, 0x74, 0x74, 0x70, 0x73, 0x3A, 0x2F, 0x2F]) { prefix = 8 }     // https://
+            else { return false }
+            var i = prefix
+            var hostLength = 0
+            while i < b.count && b[i] != 0x2F && b[i] != 0x3F {                     // up to / or ?
+                let c = b[i]
+                if c <= 0x20 || c == 0x7F || c == 0x23 || c == 0x3A && hostLength == 0 { return false }
+                hostLength += 1
+                i += 1
+            }
+            guard hostLength > 0, i < b.count, b[i] == 0x2F else { return false }  // a path must follow
+            while i < b.count {
+                let c = b[i]
+                if c <= 0x20 || c == 0x7F || c == 0x23 { return false }
+                i += 1
+            }
+            return true
+        }
     }
 
     /// Prepares and starts `request`. A request that cannot be prepared fails through

@@ -47,6 +47,15 @@ final class HTTPValuesTests: XCTestCase {
         XCTAssertEqual(Base64.encode([]), "")
     }
 
+    func testOnlyPlainAbsoluteURLsSkipResolution() {
+        for plain in ["http://h/", "https://h:8443/a/b?c=d", "http://127.0.0.1:8080/small.txt"] {
+            XCTAssertTrue(Session.isPlainAbsolute(plain), plain)
+        }
+        for other in ["http://h", "http://h?x", "http://h/a#f", "http://h/a b", "HTTP://h/", "http:///x", "http://:80/", "ftp://h/", "/x", "users"] {
+            XCTAssertFalse(Session.isPlainAbsolute(other), other)
+        }
+    }
+
     func testSessionRejectsBadURLsByName() {
         let session = Session(loop: EventLoop())
         for bad in ["http://exa mple.com/", "ftp://x/y", "users/1", "http:///nohost", "javascript:alert(1)"] {
