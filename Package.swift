@@ -28,7 +28,10 @@ let package = Package(
         // The core: loop, transfers, sessions. Knows nothing of Lua.
         .target(name: "LunetCore", dependencies: ["CLunet"]),
         // The Lua host: the state, values, bindings, prelude. Knows nothing of readline or argv.
-        .target(name: "LunetLua", dependencies: ["LunetCore", "CLunet"]),
+        // lua/ is compiled into it as bytecode by the EmbedLua plugin.
+        .target(name: "LunetLua", dependencies: ["LunetCore", "CLunet"], plugins: ["EmbedLua"]),
+        .plugin(name: "EmbedLua", capability: .buildTool(), dependencies: ["lunet-luac"]),
+        .executableTarget(name: "lunet-luac", dependencies: ["CLunet"], linkerSettings: [.linkedLibrary("lua5.4")]),
         // The embedding library: the host plus the Lua runtime it links.
         .target(
             name: "Lunet",

@@ -62,24 +62,33 @@ public final class LuaHost {
         lua_rawgeti(L, lunet_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
         s.rawField(-1, "package")
         s.rawField(-1, "preload")
-        var i = 0
-        while let source = lunet_lua_source(i)?.pointee {
-            i += 1
-            let status = lunet_loadbuffer(L, UnsafeRawPointer(source.bytes)!.assumingMemoryBound(to: CChar.self), source.size,
-                                          "@" + String(cString: source.path), "t")
-            if status != LUA_OK {
-                // A syntax error in lua/ is a build defect; say where it is and go on without it.
-                reportError("could not load \(String(cString: source.path)): \(s.string(-1) ?? "?")")
-                s.pop()
-                continue
+        for file in EmbeddedLua.files {
+            if loadEmbedded(file) {
+                s.setRawField(-2, file.module.description)
             }
-            s.setRawField(-2, String(cString: source.module))
         }
         s.pushFunction(CoreModule.open)
         s.setRawField(-2, "lunet.core")
         s.pushFunction(openJSON)
         s.setRawField(-2, "lunet.json")
         s.pop(3)
+    }
+
+    /// Pushes the chunk of an embedded file: its bytecode, or its source when this Lua runtime
+    /// reads another bytecode format. False (nothing pushed) after reporting a defect.
+    private func loadEmbedded(_ file: (module: StaticString, path: StaticString, bytecode: StaticString, source: StaticString)) -> Bool {
+        let s = LuaStack(L)
+        let name = "@" + file.path.description
+        for (text, mode) in [(file.bytecode, "b"), (file.source, "t")] {
+            let bytes = Base64.decode(text)
+            let status = bytes.withUnsafeBufferPointer { b in
+                b.withMemoryRebound(to: CChar.self) { lunet_loadbuffer(L, $0.baseAddress, $0.count, name, mode) }
+            }
+            if status == LUA_OK { return true }
+            if mode == "t" { reportError("could not load \(file.path): \(s.string(-1) ?? "?")") }
+            s.pop()
+        }
+        return false
     }
 
     private func requirePrelude() throws(LunetError) {

@@ -40,13 +40,11 @@ final class HostLifecycleTests: XCTestCase {
         var onDisk: Set<String> = []
         let walker = FileManager.default.enumerator(atPath: dir.path)!
         for case let path as String in walker where path.hasSuffix(".lua") { onDisk.insert("lua/" + path) }
-        var embedded: Set<String> = []
-        var i = 0
-        while let source = lunet_lua_source(i)?.pointee {
-            embedded.insert(String(cString: source.path))
-            i += 1
+        let embedded = Set(EmbeddedLua.files.map { $0.path.description })
+        XCTAssertEqual(embedded, onDisk, "every file under lua/ is compiled into the host")
+        for file in EmbeddedLua.files {
+            XCTAssertEqual(Base64.decode(file.bytecode).prefix(4), [0x1B, 0x4C, 0x75, 0x61], "\(file.path) is bytecode")
         }
-        XCTAssertEqual(embedded, onDisk, "lua/ and Sources/CLunet/embedded_lua.c disagree")
     }
 
     func testAWaitThatNothingCanSettleEndsWithAClearMessage() throws {

@@ -89,19 +89,6 @@ static inline void lunet_unref(lua_State *L, int ref) { luaL_unref(L, LUA_REGIST
 static inline int lunet_getref(lua_State *L, int ref) { return lua_rawgeti(L, LUA_REGISTRYINDEX, ref); }
 
 // ---------------------------------------------------------------------------------------------
-// Lua sources from lua/, embedded at build time
-// ---------------------------------------------------------------------------------------------
-typedef struct {
-    const char *module;         // "lunet.task"
-    const char *path;           // "lua/lunet/task.lua"
-    const unsigned char *bytes;
-    size_t size;
-} lunet_LuaSource;
-
-/// The i-th embedded source (0-based), or NULL past the end.
-const lunet_LuaSource *lunet_lua_source(size_t i);
-
-// ---------------------------------------------------------------------------------------------
 // libcurl, typed (curl_easy_setopt and friends are variadic)
 // ---------------------------------------------------------------------------------------------
 static inline CURLcode lunet_easy_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
