@@ -176,6 +176,7 @@ function Task:finally(fn)
   local t2 = new()
   when_settled(self, function(t)
     local after = new()
+    after._observed = true   -- internal: its failure becomes t2's
     run_into(after, fn)
     when_settled(after, function(a)
       if a.state == "failed" then reject(t2, a.error, a.traceback)

@@ -1,0 +1,162 @@
+-- Tasks and continuations: deterministic, on sources and timers only.
+local h = dofile(arg[0]:gsub("[^/]*$", "") .. "harness.lua")
+local test, eq, truthy, fails = h.test, h.eq, h.truthy, h.fails
+local errors = require "lunet.errors"
+
+test("continue, next and catch chain values; a returned task is flattened", function()
+  local src = task.source()
+  local t = src.task
+    :next(function(v) return v + 1 end)
+    :next(function(v) return task.delay(0.01, v * 10) end)   -- flattened
+    :continue(function(t) return t.result .. "!" end)
+  src:resolve(1)
+  eq(t:await(), "20!", "chained result")
+  eq(t.state, "done", "state")
+end)
+
+test("an error skips next and is recovered by catch; finally runs on both paths", function()
+  local ran, finals = {}, 0
+  local t = task.failed(errors.new("status", "boom"))
+    :next(function() ran[#ran + 1] = "next" end)
+    :finally(function() finals = finals + 1 end)
+    :catch(function(e) ran[#ran + 1] = "catch " .. e.kind; return "recovered" end)
+    :finally(function() finals = finals + 1 end)
+  eq(t:await(), "recovered", "recovered value")
+  eq(ran, { "catch status" }, "only catch ran")
+  eq(finals, 2, "finally ran on the failure path and the success path")
+end)
+
+test("an error raised in a continuation fails its task with a traceback", function()
+  local t = task.resolved(1):next(function() error("inside") end)
+  local ok, e = pcall(t.await, t)
+  eq(ok, false, "await raises")
+  truthy(tostring(e):find("inside", 1, true), tostring(e))
+  eq(t.state, "failed", "state")
+  truthy(t.traceback and t.traceback:find("stack traceback", 1, true), "traceback kept")
+end)
+
+test("finally that fails replaces the outcome; finally that returns a task is awaited", function()
+  local t = task.resolved(1):finally(function() error("cleanup failed") end)
+  truthy(not pcall(t.await, t), "fails")
+  local order = {}
+  local t2 = task.resolved("v"):finally(function() return task.delay(0.01):next(function() order[#order + 1] = "cleanup" end) end)
+  eq(t2:await(), "v", "outcome passes through")
+  eq(order, { "cleanup" }, "the returned task finished first")
+end)
+
+test("a continuation never runs inside the call that attaches it", function()
+  local order = {}
+  local t = task.resolved(1)
+  local c = t:continue(function() order[#order + 1] = "continuation" end)
+  order[#order + 1] = "after attach"
+  c:await()
+  eq(order, { "after attach", "continuation" }, "order")
+end)
+
+test("continuations run in the order their tasks settled", function()
+  local a, b, c = task.source(), task.source(), task.source()
+  local order = {}
+  for name, src in pairs({ a = a, b = b, c = c }) do
+    src.task:next(function() order[#order + 1] = name end)
+  end
+  b:resolve(); c:resolve(); a:resolve()
+  task.sleep(0)
+  eq(order, { "b", "c", "a" }, "settle order")
+end)
+
+test("a task settles once; settling again returns false", function()
+  local src = task.source()
+  eq(src:resolve(1), true, "first")
+  eq(src:resolve(2), false, "second resolve")
+  eq(src:reject("x"), false, "reject after resolve")
+  eq(src:cancel(), false, "cancel after resolve")
+  eq(src.task.result, 1, "result kept")
+end)
+
+test("all: results in input order, or the first error in input order with all errors", function()
+  eq(task.all{ task.delay(0.02, "a"), task.resolved("b"), task.delay(0.01, "c") }:await(), { "a", "b", "c" }, "results")
+  eq(task.all{}:await(), {}, "empty")
+  local slow_failure = task.delay(0.02):next(function() error(errors.new("timeout", "first in input order")) end)
+  local fast_failure = task.failed(errors.new("connect", "settles first"))
+  local t = task.all{ slow_failure, task.resolved(1), fast_failure }
+  local ok, e = pcall(t.await, t)
+  eq(ok, false, "fails")
+  eq(e.kind, "timeout", "the first error in input order")
+  eq(#e.errors, 2, "every error listed")
+  eq(e.errors[2].kind, "connect", "in input order")
+end)
+
+test("any: the first success; fails only when every task failed", function()
+  eq(task.any{ task.failed("x"), task.delay(0.02, "slow"), task.delay(0.01, "fast") }:await(), "fast", "first success")
+  local ok, e = pcall(function() return task.any{ task.failed(errors.new("dns", "a")), task.failed(errors.new("tls", "b")) }:await() end)
+  eq({ ok, e.kind, #e.errors }, { false, "dns", 2 }, "all failed")
+end)
+
+test("race settles like the first to settle, success or failure", function()
+  eq(task.race{ task.delay(0.05, "slow"), task.delay(0.01, "fast") }:await(), "fast", "success")
+  local ok, e = pcall(function() return task.race{ task.delay(0.05, "slow"), task.delay(0.01):next(function() error(errors.new("status", "x")) end) }:await() end)
+  eq({ ok, e.kind }, { false, "status" }, "failure first")
+end)
+
+test("cancelling a chain: cancellation passes through next and catch", function()
+  local src = task.source()
+  local caught = false
+  local tail = src.task:next(function() return 1 end):catch(function() caught = true end)
+  src:cancel()
+  local ok, e = pcall(tail.await, tail)
+  eq({ ok, e.kind, tail.state, caught }, { false, "cancelled", "cancelled", false }, "cancelled downstream")
+end)
+
+test("cancel tokens cancel every task registered with them", function()
+  local tok = task.cancel_token()
+  local a, b = task.delay(10), task.delay(10)
+  tok:_add(a); tok:_add(b)
+  tok:cancel()
+  eq({ a.state, b.state }, { "cancelled", "cancelled" }, "both cancelled")
+  local late = task.delay(10)
+  tok:_add(late)
+  eq(late.state, "cancelled", "a task added after cancel is cancelled at once")
+end)
+
+test("timeout fails with kind timeout and cancels the original", function()
+  local slow = task.delay(10)
+  local t = slow:timeout(0.05)
+  local e = fails("timeout", function() t:await() end, "a slow task")
+  truthy(e.message:find("0.05", 1, true), e.message)
+  eq(slow.state, "cancelled", "the original is cancelled")
+  eq(task.delay(0.01, "quick"):timeout(1):await(), "quick", "a quick task passes")
+end)
+
+test("spawn runs concurrently, starting on a later turn", function()
+  local order = {}
+  local t = task.spawn(function(x) order[#order + 1] = "spawned " .. x; task.sleep(0.01); return x * 2 end, 21)
+  order[#order + 1] = "caller"
+  eq(t:await(), 42, "result")
+  eq(order, { "caller", "spawned 21" }, "the caller's code ran first")
+end)
+
+test("sleep and delay wait on the loop; other tasks run meanwhile", function()
+  local ticks = 0
+  local ticker = task.spawn(function() for _ = 1, 5 do ticks = ticks + 1; task.sleep(0.01) end end)
+  task.sleep(0.1)
+  eq(ticks, 5, "the ticker ran while we slept")
+  ticker:await()
+end)
+
+test("bad arguments name the function and the argument", function()
+  local e = fails("argument", function() task.resolved(1):next(42) end)
+  truthy(e.message:find("'next'", 1, true), e.message)
+  fails("argument", function() task.sleep("1") end)
+  fails("argument", function() task.all{ 1, 2 } end)
+end)
+
+test("a hundred thousand pending tasks are fine", function()
+  local src = task.source()
+  local n = 0
+  for _ = 1, 100000 do src.task:next(function() n = n + 1 end) end
+  src:resolve()
+  task.sleep(0)
+  eq(n, 100000, "every continuation ran")
+end)
+
+h.done()
