@@ -117,6 +117,9 @@ public final class EventLoop {
     private func release(_ h: UnsafeMutableRawPointer) {
         running.removeValue(forKey: UInt(bitPattern: Int(bitPattern: h)))
         curl_multi_remove_handle(multi, h)
+        // curl_easy_reset keeps a handle's share (and so a session's cookies): detach it, or
+        // the next request on this handle, from any session, would carry those cookies.
+        _ = lunet_easy_setopt_ptr(h, CURLOPT_SHARE, nil)
         curl_easy_reset(h)
         if idleHandles.count < 64 { idleHandles.append(h) } else { curl_easy_cleanup(h) }
     }
