@@ -202,6 +202,7 @@ function Session:request_async(opts)
   if type(opts.url) ~= "string" then errors.argument(1, "request", "a url string is needed, got " .. type(opts.url)) end
   local req = build(self, opts)
   local t = task.new()
+  t.url = req.url
   local transfer = core.send(self._core, req, function(raw, err)
     if t.state ~= "pending" then return end
     if err then

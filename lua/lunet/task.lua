@@ -70,7 +70,7 @@ local function reject(t, err, tb)
   return settle(t, "failed", nil, err, tb)
 end
 local function cancel(t, message)
-  return settle(t, "cancelled", nil, errors.new("cancelled", message or "the task was cancelled"))
+  return settle(t, "cancelled", nil, errors.new("cancelled", message or "the task was cancelled", { url = t.url }))
 end
 M._resolve, M._reject, M._cancel = resolve, reject, cancel
 
