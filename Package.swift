@@ -38,9 +38,11 @@ let package = Package(
             dependencies: ["LunetLua", "LunetCore"],
             linkerSettings: [.linkedLibrary("lua5.4")]
         ),
-        .executableTarget(name: "lunet", dependencies: ["Lunet", "CReadline"]),
+        .executableTarget(name: "lunet", dependencies: ["LunetLua", "LunetCore", "CReadline"],
+                          linkerSettings: [.linkedLibrary("lua5.4")]),
 
         .testTarget(name: "LunetCoreTests", dependencies: ["LunetCore"]),
         .testTarget(name: "LunetLuaTests", dependencies: ["Lunet"]),
+        .testTarget(name: "LunetTests", dependencies: ["Lunet"]),
     ]
 )

@@ -94,6 +94,11 @@ public final class Transfer {
             let line = value.isEmpty ? "\(name);" : "\(name): \(value)"
             list = curl_slist_append(list, line)
         }
+        // curl would label a body it was not told the type of as a form; say what RFC 9110
+        // lets a recipient assume instead.
+        if case .bytes = request.body, !request.headers.contains("Content-Type") && !request.removedHeaders.contains(where: { $0.caseInsensitiveEquals("Content-Type") }) {
+            list = curl_slist_append(list, "Content-Type: application/octet-stream")
+        }
         // "Name:" tells curl not to send a header it would add itself (Accept, User-Agent).
         for name in request.removedHeaders { list = curl_slist_append(list, "\(name):") }
         // Never wait a second for a 100 Continue that many servers do not send.

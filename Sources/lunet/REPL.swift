@@ -1,6 +1,7 @@
 import CReadline
 import Glibc
-import Lunet
+import LunetCore
+import LunetLua
 
 /// The interactive prompt. This first version reads a line at a time (readline on a terminal,
 /// plain lines otherwise), runs each as an expression or a statement, and prints the values.

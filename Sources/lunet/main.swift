@@ -1,5 +1,6 @@
 import Glibc
-import Lunet
+import LunetCore
+import LunetLua
 
 // The `lunet` executable: parse the command line, make a host, run what was asked, and close
 // the host before leaving (so cookie files are saved and every transfer is stopped cleanly).

@@ -16,6 +16,12 @@ local host = {}
 host.drain = runtime.drain
 host.start = task._start
 
+--- For Swift callers: runs fn(t) once t has settled; t counts as looked at.
+function host.observe(t, fn)
+  t._observed = true
+  task._when_settled(t, fn)
+end
+
 local function failure_text(t)
   return t.traceback or errors.describe(t.error)
 end
