@@ -4,6 +4,8 @@ public struct HTTPRequest {
     public enum Body {
         case none
         case bytes(ByteBuffer)
+        /// multipart/form-data; file parts are streamed from disk while the request is sent.
+        case multipart([MultipartPart])
     }
 
     public var method: String
@@ -25,6 +27,25 @@ public struct HTTPRequest {
     public var bodyCount: Int {
         if case .bytes(let b) = body { return b.count }
         return 0
+    }
+}
+
+/// One part of a multipart/form-data body.
+public struct MultipartPart {
+    public enum Content {
+        case bytes(ByteBuffer)
+        case file(String)
+    }
+    public var name: String
+    public var content: Content
+    public var filename: String?
+    public var contentType: String?
+
+    public init(name: String, content: Content, filename: String? = nil, contentType: String? = nil) {
+        self.name = name
+        self.content = content
+        self.filename = filename
+        self.contentType = contentType
     }
 }
 

@@ -16,6 +16,7 @@ public final class Transfer {
     var completion: Completion?
     // Curl reads these by pointer while the transfer runs.
     var headerList: UnsafeMutablePointer<curl_slist>?
+    var mime: OpaquePointer?
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     // What arrives.
     let body = ByteBuffer()
@@ -34,6 +35,7 @@ public final class Transfer {
 
     deinit {
         if let headerList { curl_slist_free_all(headerList) }
+        if let mime { curl_mime_free(mime) }
         errorBuffer.deallocate()
     }
 
@@ -83,6 +85,8 @@ public final class Transfer {
         if case .bytes(let b) = request.body {
             check(lunet_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(b.count)))
             check(lunet_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, b.count > 0 ? UnsafeMutableRawPointer(b.base) : emptyBody))
+        } else if case .multipart(let parts) = request.body {
+            if let problem = configureMultipart(h, parts) { return problem }
         } else if request.method == "POST" {
             check(lunet_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, 0))
             check(lunet_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, emptyBody))
@@ -131,6 +135,34 @@ public final class Transfer {
         if failed != CURLE_OK {
             return LunetError(.argument, "a request option was refused: \(String(cString: curl_easy_strerror(failed)))", url: request.url)
         }
+        return nil
+    }
+
+    /// A curl MIME body: data parts are handed to curl by pointer (the request keeps them
+    /// alive), file parts are read by curl in chunks while it sends.
+    private func configureMultipart(_ h: UnsafeMutableRawPointer, _ parts: [MultipartPart]) -> LunetError? {
+        let m = curl_mime_init(h)
+        mime = m
+        for part in parts {
+            let p = curl_mime_addpart(m)
+            curl_mime_name(p, part.name)
+            switch part.content {
+            case .bytes(let b):
+                // curl copies the data.
+                curl_mime_data(p, UnsafeRawPointer(b.base.map { UnsafeMutableRawPointer($0) } ?? emptyBody).assumingMemoryBound(to: CChar.self), b.count)
+            case .file(let path):
+                var info = stat()
+                guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(path, R_OK) == 0 else {
+                    return LunetError(.argument, "multipart part '\(part.name)': cannot read the file '\(path)'", url: request.url)
+                }
+                if curl_mime_filedata(p, path) != CURLE_OK {
+                    return LunetError(.argument, "multipart part '\(part.name)': cannot read the file '\(path)'", url: request.url)
+                }
+            }
+            if let filename = part.filename { curl_mime_filename(p, filename) }
+            if let type = part.contentType { curl_mime_type(p, type) }
+        }
+        _ = lunet_easy_setopt_ptr(h, CURLOPT_MIMEPOST, UnsafeMutableRawPointer(m))
         return nil
     }
 

@@ -176,11 +176,17 @@ test("connections of a session are reused (counted at the server)", function()
   local opened = 0
   for _ = 1, 10 do opened = opened + s:get("small.txt?reuse-test").connections_opened end
   truthy(opened <= 1, "at most one new connection, got " .. opened)
-  -- nginx writes "$connection $connection_requests $method $uri ..." per request
-  local ids, lines = {}, 0
-  for line in io.open(logfile):read("a"):sub(before + 1):gmatch("[^\n]+") do
-    local id, uri = line:match("^(%d+) %d+ GET (%S+)")
-    if uri == "/small.txt?reuse-test" then ids[id] = true; lines = lines + 1 end
+  -- nginx writes "$connection $connection_requests $method $uri ..." per request, after it
+  -- has sent the response: give the last line a moment to land (bounded).
+  local ids, lines
+  for _ = 1, 50 do
+    ids, lines = {}, 0
+    for line in io.open(logfile):read("a"):sub(before + 1):gmatch("[^\n]+") do
+      local id, uri = line:match("^(%d+) %d+ GET (%S+)")
+      if uri == "/small.txt?reuse-test" then ids[id] = true; lines = lines + 1 end
+    end
+    if lines >= 10 then break end
+    task.sleep(0.02)
   end
   eq(lines, 10, "ten requests logged")
   local distinct = 0

@@ -28,6 +28,7 @@ local SESSION_OPTIONS = {
 }
 local REQUEST_OPTIONS = {
   method = "string", url = "string", query = "any", headers = "table", json = "any", form = "table",
+  multipart = "table",
   body = "string", content_type = "string", params = "any", timeout = "number",
   connect_timeout = "number", follow = "boolean", max_redirects = "number", max_body = "any",
   insecure = "boolean", ca_file = "string", proxy = "string", http_version = "string",
@@ -136,9 +137,10 @@ local function build(session, opts)
   if opts.headers then for k, v in pairs(opts.headers) do headers[k] = v end end
   local body, content_type = opts.body, opts.content_type
 
-  local bodies = 0
-  for _, k in ipairs({ "json", "form", "body", "params" }) do if opts[k] ~= nil then bodies = bodies + 1 end end
-  if bodies > 1 then errors.raise("argument", "give one of json, form, body or params, not several") end
+  local bodies = (opts.json ~= nil and 1 or 0) + (opts.form ~= nil and 1 or 0) + (opts.body ~= nil and 1 or 0)
+    + (opts.params ~= nil and 1 or 0) + (opts.multipart ~= nil and 1 or 0)
+  if bodies > 1 then errors.raise("argument", "give one of json, form, body, multipart or params, not several") end
+  local multipart
 
   if opts.json ~= nil then
     body = json.encode(opts.json)
@@ -146,19 +148,26 @@ local function build(session, opts)
   elseif opts.form ~= nil then
     body = url.query(opts.form)
     content_type = content_type or "application/x-www-form-urlencoded"
+  elseif opts.multipart ~= nil then
+    multipart = serializers.multipart_parts(opts.multipart)
   elseif opts.params ~= nil then
     if QUERY_METHODS[method] then
       target = url.with_query(target, opts.params)
     else
       local ser = session._request_serializer or serializers.request.form
-      body = ser.encode(opts.params)
-      content_type = content_type or ser.content_type
+      if ser.multipart then
+        multipart = serializers.multipart_parts(opts.params)
+      else
+        body = ser.encode(opts.params)
+        content_type = content_type or ser.content_type
+      end
     end
   end
   if content_type and not has_header(headers, "Content-Type") then headers["Content-Type"] = content_type end
 
   return {
     method = method, url = target, headers = headers, session_headers = session.headers, body = body,
+    multipart = multipart,
     timeout = opts.timeout, connect_timeout = opts.connect_timeout, follow = opts.follow,
     max_redirects = opts.max_redirects, max_body = http.parse_size(opts.max_body, "max_body"),
     insecure = opts.insecure, ca_file = opts.ca_file, proxy = opts.proxy,

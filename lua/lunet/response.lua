@@ -48,12 +48,19 @@ function Response:curl()
   local q = self.request
   local parts = { "curl" }
   if q.method == "HEAD" then parts[#parts + 1] = "-I"
-  elseif q.method ~= "GET" or q.body then parts[#parts + 1] = "-X " .. q.method end
+  elseif q.method ~= "GET" and not (q.method == "POST" and (q.body or q.multipart)) then parts[#parts + 1] = "-X " .. q.method end
   parts[#parts + 1] = quote(q.url)
   for _, field in ipairs(q.headers:list()) do
     parts[#parts + 1] = "-H " .. quote(field[1] .. ": " .. field[2])
   end
   if q.body then parts[#parts + 1] = "--data-binary " .. quote(q.body) end
+  for _, part in ipairs(q.multipart or {}) do
+    local spec
+    if part.file then spec = part.name .. "=@" .. part.file else spec = part.name .. "=" .. part.data end
+    if part.filename and not part.file then spec = spec .. ";filename=" .. part.filename end
+    if part.content_type then spec = spec .. ";type=" .. part.content_type end
+    parts[#parts + 1] = "-F " .. quote(spec)
+  end
   parts[#parts + 1] = "--compressed"
   return table.concat(parts, " ")
 end

@@ -17,6 +17,47 @@ M.request.form = {
   encode = function(params) return url.query(params) end,
 }
 
+-- multipart/form-data: curl builds the body and streams file parts from disk.
+M.request.multipart = { multipart = true, content_type = "multipart/form-data" }
+
+local function basename(path) return (string.match(path, "[^/]*$")) end
+
+--- The parts of a multipart body, as core.send reads them. `t` maps names to values: a string
+--- or number (a field), { file = path [, filename, content_type] } (streamed from disk; the
+--- filename defaults to the file's name) or { data = bytes [, filename, content_type] }.
+--- Names are sent in sorted order; a list of { name = ..., ... } parts keeps its order.
+function M.multipart_parts(t)
+  local parts = {}
+  local function add(name, v)
+    local tv = type(v)
+    if tv == "string" or tv == "number" or tv == "boolean" then
+      parts[#parts + 1] = { name = name, data = tostring(v) }
+    elseif tv == "table" and v.file ~= nil then
+      if type(v.file) ~= "string" then errors.raise("argument", "multipart part '" .. name .. "': file must be a path string") end
+      parts[#parts + 1] = { name = name, file = v.file, filename = v.filename or basename(v.file), content_type = v.content_type }
+    elseif tv == "table" and v.data ~= nil then
+      parts[#parts + 1] = { name = name, data = tostring(v.data), filename = v.filename, content_type = v.content_type }
+    else
+      errors.raise("argument", "multipart part '" .. tostring(name) .. "' must be a string, a number, { file = path } or { data = bytes }, got " .. tv)
+    end
+  end
+  if #t > 0 then
+    for i, part in ipairs(t) do
+      if type(part) ~= "table" or type(part.name) ~= "string" then errors.raise("argument", "multipart list item " .. i .. " needs a name") end
+      add(part.name, part)
+    end
+  else
+    local names = {}
+    for k in pairs(t) do
+      if type(k) ~= "string" then errors.raise("argument", "multipart part names are strings, got " .. type(k)) end
+      names[#names + 1] = k
+    end
+    table.sort(names)
+    for _, k in ipairs(names) do add(k, t[k]) end
+  end
+  return parts
+end
+
 -- Response serializers: decode(body, response) -> value.
 M.response.json = { decode = function(_, r) return r.json end }
 M.response.text = { decode = function(_, r) return r.text end }

@@ -106,9 +106,26 @@ enum ResponseBinding {
         s.set(-1, "url", r.request.url)
         pushFlat(L, r.request.headers)
         s.setRawField(-2, "headers")
-        if case .bytes(let b) = r.request.body {
+        switch r.request.body {
+        case .bytes(let b):
             s.push(b)
             s.setRawField(-2, "body")
+        case .multipart(let parts):
+            s.newTable(array: Int32(parts.count))
+            for (i, part) in parts.enumerated() {
+                s.newTable(hash: 4)
+                s.set(-1, "name", part.name)
+                switch part.content {
+                case .file(let path): s.set(-1, "file", path)
+                case .bytes(let b): s.push(b); s.setRawField(-2, "data")
+                }
+                s.set(-1, "filename", part.filename)
+                s.set(-1, "content_type", part.contentType)
+                s.setRawIndex(-2, i + 1)
+            }
+            s.setRawField(-2, "multipart")
+        case .none:
+            break
         }
         return 1
     }

@@ -33,6 +33,8 @@ enum TransferBinding {
             request.body = .bytes(ByteBuffer(copying: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: bytes.count))
         }
         s.pop()
+        if s.rawField(2, "multipart") == LUA_TTABLE { request.body = .multipart(multipartParts(L, -1)) }
+        s.pop()
         if let o = options(L, 2) { request.options = o }
 
         let host = LuaHost.from(L)
@@ -66,6 +68,31 @@ enum TransferBinding {
         let reason = LuaStack(L).string(2) ?? "the request was cancelled"
         host.entered(from: L) { host.loop.cancel(transfer, reason: reason) }
         return 0
+    }
+
+    /// The list http.lua made: { { name =, data = | file =, filename =, content_type = }, ... }.
+    static func multipartParts(_ L: OpaquePointer, _ index: Int32) -> [MultipartPart] {
+        let s = LuaStack(L)
+        let t = s.absolute(index)
+        var parts: [MultipartPart] = []
+        let n = s.rawLength(t)
+        guard n > 0 else { return parts }
+        for i in 1...n {
+            guard s.rawIndex(t, i) == LUA_TTABLE else { s.pop(); continue }
+            let name = s.stringField(-1, "name") ?? ""
+            var content = MultipartPart.Content.bytes(ByteBuffer())
+            if let path = s.stringField(-1, "file") {
+                content = .file(path)
+            } else if s.rawField(-1, "data") == LUA_TSTRING, let b = s.bytes(-1) {
+                content = .bytes(ByteBuffer(copying: b.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: b.count))
+                s.pop()
+            } else {
+                s.pop()
+            }
+            parts.append(MultipartPart(name: name, content: content, filename: s.stringField(-1, "filename"), contentType: s.stringField(-1, "content_type")))
+            s.pop()
+        }
+        return parts
     }
 
     /// Header tables: { Name = "value" } or { Name = { "v1", "v2" } } (repeated) or a list of
