@@ -1,4 +1,4 @@
-// swift-tools-version:6.0
+// swift-tools-version:6.1
 // lunet: a networking shell. Swift hosts Lua 5.4; libcurl moves the bytes.
 // Layers (each imports only those below it): C libraries -> CLunet (C bridge) -> LunetCore ->
 // LunetLua (the Lua host) -> front ends (the `lunet` executable, the `Lunet` library).

@@ -33,7 +33,7 @@ local REQUEST_OPTIONS = {
   connect_timeout = "number", follow = "boolean", max_redirects = "number", max_body = "any",
   insecure = "boolean", ca_file = "string", proxy = "string", http_version = "string",
   response = "any", accept_status = "any", accept_types = "table", cancel = "table",
-  decompress = "boolean",
+  decompress = "boolean", request = "any",
 }
 local HTTP_VERSIONS = { ["1.0"] = true, ["1.1"] = true, ["2"] = true, ["2-prior-knowledge"] = true, ["3"] = true }
 
@@ -154,7 +154,8 @@ local function build(session, opts)
     if QUERY_METHODS[method] then
       target = url.with_query(target, opts.params)
     else
-      local ser = session._request_serializer or serializers.request.form
+      local ser = (opts.request ~= nil and serializers.find("request", opts.request, "the request"))
+        or session._request_serializer or serializers.request.form
       if ser.multipart then
         multipart = serializers.multipart_parts(opts.params)
       else

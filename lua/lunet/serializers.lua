@@ -4,6 +4,7 @@
 local errors = require "lunet.errors"
 local json = require "lunet.json"
 local url = require "lunet.url"
+local image = require "lunet.image"
 
 local M = { request = {}, response = {} }
 
@@ -62,6 +63,24 @@ end
 M.response.json = { decode = function(_, r) return r.json end }
 M.response.text = { decode = function(_, r) return r.text end }
 M.response.bytes = { decode = function(body) return body end }
+M.response.image = { decode = function(body) return image.decode(body) end }
+
+--- Registers a serializer under `name` for requests (when it has `encode`) and responses (when
+--- it has `decode`): { content_type = "...", encode = function(value) return bytes end,
+--- decode = function(body, response) return value end }.
+function M.register(name, spec)
+  if type(name) ~= "string" or name == "" then errors.argument(1, "register", "a serializer name expected") end
+  if type(spec) ~= "table" or (spec.encode == nil and spec.decode == nil) then
+    errors.argument(2, "register", "a table with encode and/or decode functions expected")
+  end
+  if spec.encode ~= nil and type(spec.encode) ~= "function" then errors.argument(2, "register", "encode must be a function") end
+  if spec.decode ~= nil and type(spec.decode) ~= "function" then errors.argument(2, "register", "decode must be a function") end
+  if spec.encode then
+    if type(spec.content_type) ~= "string" then errors.argument(2, "register", "a request serializer needs a content_type") end
+    M.request[name] = { content_type = spec.content_type, encode = spec.encode }
+  end
+  if spec.decode then M.response[name] = { decode = spec.decode, content_type = spec.content_type } end
+end
 
 --- The serializer named or given (a table with encode/decode, or a function for responses).
 function M.find(kind, spec, where)
