@@ -81,7 +81,8 @@ end
 
 -- Validation ---------------------------------------------------------------------------------
 
---- accept_status: "2xx", a list of codes {200, 204}, ranges {{200, 299}}, or false.
+--- accept_status: "2xx", a list of codes {200, 204}, ranges {{200, 299}} (a flat list is
+--- always codes: guessing ranges from the numbers would accept codes nobody listed), or false.
 local function status_accepted(rule, status)
   if rule == nil or rule == false then return true end
   if type(rule) == "string" then
@@ -96,10 +97,6 @@ local function status_accepted(rule, status)
     elseif status_accepted(item, status) then
       return true
     end
-  end
-  -- {200, 299}-style: two numbers with a gap are a range
-  if #rule == 2 and type(rule[1]) == "number" and type(rule[2]) == "number" and rule[2] - rule[1] > 1 then
-    return status >= rule[1] and status <= rule[2]
   end
   return false
 end
