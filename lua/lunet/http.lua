@@ -32,7 +32,7 @@ local REQUEST_OPTIONS = {
   body = "string", content_type = "string", params = "any", timeout = "number",
   connect_timeout = "number", follow = "boolean", max_redirects = "number", max_body = "any",
   insecure = "boolean", ca_file = "string", proxy = "string", http_version = "string",
-  response = "any", accept_status = "any", accept_types = "table", cancel = "table",
+  response = "any", accept_status = "any", accept_types = "any", cancel = "table",
   decompress = "boolean", request = "any",
 }
 local HTTP_VERSIONS = { ["1.0"] = true, ["1.1"] = true, ["2"] = true, ["2-prior-knowledge"] = true, ["3"] = true }
@@ -180,7 +180,8 @@ local function finish(session, opts, r)
   if not status_accepted(rule, r.status) then
     errors.raise("status", string.format("the server answered %d %s", r.status, r.reason), { url = r.url, response = r, status = r.status })
   end
-  local accept = opts.accept_types or session._accept_types
+  local accept = opts.accept_types
+  if accept == nil then accept = session._accept_types end
   if accept and not type_accepted(accept, r.headers["content-type"]) then
     errors.raise("content_type", string.format("the server sent %s, not %s", r.headers["content-type"] or "no Content-Type", table.concat(accept, " or ")), { url = r.url, response = r })
   end
