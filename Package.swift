@@ -38,7 +38,10 @@ let package = Package(
             dependencies: ["LunetLua", "LunetCore"],
             linkerSettings: [.linkedLibrary("lua5.4")]
         ),
+        // The front end drives GNU readline, whose interface is C globals; it runs on the loop's
+        // one thread, so it is built in Swift 5 mode rather than wrapping every global.
         .executableTarget(name: "lunet", dependencies: ["LunetLua", "LunetCore", "CReadline"],
+                          swiftSettings: [.swiftLanguageMode(.v5)],
                           linkerSettings: [.linkedLibrary("lua5.4")]),
 
         .testTarget(name: "LunetCoreTests", dependencies: ["LunetCore"]),

@@ -71,3 +71,34 @@ int lunet_loadbuffer(lua_State *L, const char *buf, size_t len, const char *chun
 }
 
 const char *lunet_lua_release(void) { return LUA_RELEASE; }
+
+// ---------------------------------------------------------------------------------------------
+// Interrupting Lua code that never yields (a runaway loop at the prompt). A count hook checks a
+// flag that a signal handler may set; while the flag is set, every check raises again, so a
+// pcall in the runaway code cannot swallow the interrupt. New coroutines inherit the hook.
+// ---------------------------------------------------------------------------------------------
+#include <signal.h>
+
+static volatile sig_atomic_t interrupt_requested = 0;
+
+static void interrupt_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    if (!interrupt_requested) return;
+    // From now on check at every instruction: a pcall may catch one raise, but the next
+    // instruction outside it raises again, so the line unwinds to the host whatever it nests.
+    lua_sethook(L, interrupt_hook, LUA_MASKCOUNT, 1);
+    lua_createtable(L, 0, 2);
+    lua_pushliteral(L, "cancelled");
+    lua_setfield(L, -2, "kind");
+    lua_pushliteral(L, "interrupted (Ctrl-C)");
+    lua_setfield(L, -2, "message");
+    if (lua_getfield(L, LUA_REGISTRYINDEX, "lunet.Error") == LUA_TTABLE) lua_setmetatable(L, -2);
+    else lua_pop(L, 1);
+    lua_error(L);
+}
+
+void lunet_interrupt_arm(lua_State *L) { lua_sethook(L, interrupt_hook, LUA_MASKCOUNT, 1000); }
+void lunet_interrupt_disarm(lua_State *L) { lua_sethook(L, NULL, 0, 0); }
+void lunet_interrupt_request(void) { interrupt_requested = 1; }
+void lunet_interrupt_clear(void) { interrupt_requested = 0; }
+int lunet_interrupt_pending(void) { return interrupt_requested; }

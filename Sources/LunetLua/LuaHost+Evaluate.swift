@@ -1,21 +1,29 @@
 import CLunet
 import LunetCore
 
-/// Evaluating one piece of interactive input (a REPL line), as lua5.4's prompt does: as an
-/// expression first, else as a statement; input that ends too early asks for more.
+/// Interactive input (a prompt line), as lua5.4's prompt reads it: as an expression first, else
+/// as a statement; input that ends too early asks for more. A line runs as a host task, so
+/// the loop (and what earlier lines started) goes on while it waits.
 extension LuaHost {
+    public enum LineStart {
+        case incomplete
+        case failed
+        case started(LuaTask)
+    }
+
     public enum Evaluation { case incomplete, done(ok: Bool) }
 
     public static var luaRelease: String { String(cString: lunet_lua_release()) }
 
-    public func evaluate(_ code: String) -> Evaluation {
+    /// Compiles `code` and starts it. A syntax error is reported and gives `.failed`.
+    public func startLine(_ code: String) -> LineStart {
         let s = LuaStack(L)
         pushHostField("compile")
         s.push(code)
         guard lunet_pcall(L, 1, 2) == LUA_OK else {
             reportError(describeError(at: -1))
             s.pop()
-            return .done(ok: false)
+            return .failed
         }
         // compile returns the chunk, or nil and "incomplete" / an error message.
         if s.type(-2) != LUA_TFUNCTION {
@@ -23,7 +31,7 @@ extension LuaHost {
             s.pop(2)
             if message == "incomplete" { return .incomplete }
             reportError(message)
-            return .done(ok: false)
+            return .failed
         }
         s.pop()
         pushHostField("start")
@@ -31,21 +39,37 @@ extension LuaHost {
         guard lunet_pcall(L, 1, 1) == LUA_OK else {
             reportError(describeError(at: -1))
             s.pop()
-            return .done(ok: false)
+            return .failed
         }
-        let task = reference()
-        loop.run(until: { taskState(task) != "pending" })
+        return .started(LuaTask(host: self, ref: reference()))
+    }
+
+    /// Prints a finished line's values (or its error), sets `_`, and reports failures nobody
+    /// looked at. Returns whether the line succeeded.
+    public func showLine(_ task: LuaTask, color: Bool) -> Bool {
+        let s = LuaStack(L)
         pushHostField("show")
-        lunet_getref(L, task)
-        release(task)
-        guard lunet_pcall(L, 1, 2) == LUA_OK else {
+        lunet_getref(L, task.ref)
+        s.push(color)
+        guard lunet_pcall(L, 2, 2) == LUA_OK else {
             reportError(describeError(at: -1))
             s.pop()
-            return .done(ok: false)
+            return false
         }
         let ok = s.bool(-2)
         reportList(at: -1)
         s.pop(2)
-        return .done(ok: ok)
+        return ok
+    }
+
+    /// Runs one piece of input to the end (piped input, tests).
+    public func evaluate(_ code: String, color: Bool = false) -> Evaluation {
+        switch startLine(code) {
+        case .incomplete: return .incomplete
+        case .failed: return .done(ok: false)
+        case .started(let task):
+            loop.run(until: { task.state != "pending" })
+            return .done(ok: showLine(task, color: color))
+        }
     }
 }

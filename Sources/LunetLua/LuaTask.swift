@@ -43,6 +43,18 @@ public final class LuaTask {
         }
     }
 
+    /// Cancels the task and what it is waiting for (a request stops at once).
+    public func cancel(_ message: String = "the task was cancelled") {
+        let s = LuaStack(host.L)
+        host.pushHostField("cancel")
+        lunet_getref(host.L, ref)
+        s.push(message)
+        if lunet_pcall(host.L, 2, 0) != LUA_OK {
+            host.reportError(host.describeError(at: -1))
+            s.pop()
+        }
+    }
+
     /// Runs the loop until the task settles (for callers on the loop's thread that may block).
     public func wait() -> Outcome {
         host.loop.run(until: { self.state != "pending" })

@@ -1,38 +1,325 @@
+import CLunet
 import CReadline
 import Glibc
 import LunetCore
 import LunetLua
 
-/// The interactive prompt. This first version reads a line at a time (readline on a terminal,
-/// plain lines otherwise), runs each as an expression or a statement, and prints the values.
-struct REPL {
+/// The prompt. On a terminal it is GNU readline's callback interface fed from the event loop,
+/// so requests started in the background go on (and print above the prompt) while you type;
+/// piped input is read as plain lines, without a prompt or echo.
+final class REPL {
+    /// readline calls plain C functions; they find the prompt here.
+    nonisolated(unsafe) static var active: REPL?
+
     let host: LuaHost
+    let terminal: Bool
+    let color: Bool
+    private var pending = ""                               // an incomplete chunk so far
+    private var running: (task: LuaTask, code: String)?     // the line being run
+    private var quit = false
+    private var promptShown = false
+    private var interruptsOnEmptyLine = 0
+    private var historyPath: String?
+    private var newHistoryEntries: Int32 = 0
+
+    init(host: LuaHost) {
+        self.host = host
+        terminal = isatty(0) != 0 && isatty(1) != 0
+        color = terminal && getenv("NO_COLOR") == nil
+    }
 
     func run() -> Int32 {
-        let terminal = isatty(0) != 0
-        var pending = ""
-        while true {
-            let prompt = pending.isEmpty ? "lunet> " : "   ..> "
-            guard let line = readLine(prompt: prompt, terminal: terminal) else { break }
-            pending += pending.isEmpty ? line : "\n" + line
-            switch host.evaluate(pending) {
+        terminal ? runTerminal() : runPiped()
+    }
+
+    // MARK: piped input
+
+    private func runPiped() -> Int32 {
+        var status: Int32 = 0
+        while let line = Swift.readLine(strippingNewline: true) {
+            if pending.isEmpty && line.hasPrefix(".") {
+                if let code = command(line) { _ = host.evaluate(code, color: false) }
+                continue
+            }
+            pending = pending.isEmpty ? line : pending + "\n" + line
+            switch host.evaluate(pending, color: false) {
             case .incomplete:
                 continue
-            case .done:
-                if terminal, !pending.isEmpty { add_history(pending) }
+            case .done(let ok):
+                remember(pending, ok: ok)
+                if !ok { status = 1 }
                 pending = ""
             }
         }
-        if terminal { print() }
+        if !pending.isEmpty { host.reportError("the input ended inside an unfinished chunk") ; status = 1 }
+        return status
+    }
+
+    // MARK: terminal
+
+    private func runTerminal() -> Int32 {
+        REPL.active = self
+        rl_readline_name = UnsafePointer(strdup("lunet"))
+        rl_catch_signals = 0
+        rl_catch_sigwinch = 0
+        rl_attempted_completion_function = replComplete
+        // "." and ":" stay inside a word so `http.ge` and `api:po` complete as one.
+        rl_completer_word_break_characters = UnsafePointer(strdup(" \t\n\"'`@$><=;|&{(,+-*/%^~#[]"))
+        loadHistory()
+        installPrint()
+        let signalFD = PromptSignals.install()
+        if signalFD >= 0 { host.loop.watch(signalFD) { [unowned self] in self.handleSignals() } }
+        if !host.isClosed { print(colored("lunet \(LunetCore.Lunet.version) — .help for help, Ctrl-D to leave", "90")) }
+        showPrompt()
+        while !quit {
+            host.loop.runOnce()
+            if let r = running, r.task.state != "pending" { finishLine() }
+        }
+        hidePrompt()
+        saveHistory()
         return 0
     }
 
-    private func readLine(prompt: String, terminal: Bool) -> String? {
-        if terminal {
-            guard let p = readline(prompt) else { return nil }
-            defer { free(p) }
-            return String(cString: p)
-        }
-        return Swift.readLine(strippingNewline: true)
+    private func colored(_ text: String, _ code: String) -> String {
+        color ? "\u{1B}[\(code)m\(text)\u{1B}[0m" : text
     }
+
+    private var promptText: String {
+        let base = pending.isEmpty ? "lunet> " : "   ..> "
+        // \u{1}...\u{2} tell readline the colour codes take no room on the line.
+        return color ? "\u{1}\u{1B}[36m\u{2}\(base)\u{1}\u{1B}[0m\u{2}" : base
+    }
+
+    private func showPrompt() {
+        rl_callback_handler_install(promptText, replLineHandler)
+        host.loop.watch(0) { rl_callback_read_char() }
+        promptShown = true
+    }
+
+    private func hidePrompt() {
+        guard promptShown else { return }
+        host.loop.unwatch(0)
+        rl_callback_handler_remove()
+        promptShown = false
+    }
+
+    fileprivate func received(_ line: UnsafeMutablePointer<CChar>?) {
+        guard let line else {            // Ctrl-D
+            quit = true
+            hidePrompt()
+            print()
+            return
+        }
+        let text = String(cString: line)
+        free(line)
+        interruptsOnEmptyLine = 0
+        submit(text)
+    }
+
+    private func submit(_ text: String) {
+        if pending.isEmpty && text.hasPrefix(".") {
+            hidePrompt()
+            if let code = command(text) { start(code, record: false) } else { showPrompt() }
+            return
+        }
+        pending = pending.isEmpty ? text : pending + "\n" + text
+        if pending.allSatisfy({ $0 == " " || $0 == "\t" || $0 == "\n" }) {
+            pending = ""
+            return
+        }
+        hidePrompt()
+        start(pending, record: true)
+    }
+
+    private var recordLine = true
+
+    private func start(_ code: String, record: Bool) {
+        recordLine = record
+        lunet_interrupt_clear()
+        lunet_interrupt_arm(host.L)
+        switch host.startLine(code) {
+        case .incomplete:
+            lunet_interrupt_disarm(host.L)
+            showPrompt()                       // pending stays: ask for more
+        case .failed:
+            lunet_interrupt_disarm(host.L)
+            if record { remember(code, ok: false) }
+            pending = ""
+            showPrompt()
+        case .started(let task):
+            running = (task, code)
+            pending = ""
+        }
+    }
+
+    private func finishLine() {
+        guard let (task, code) = running else { return }
+        running = nil
+        let ok = host.showLine(task, color: color)
+        lunet_interrupt_disarm(host.L)
+        lunet_interrupt_clear()
+        _ = PromptSignals.drain()              // a Ctrl-C that stopped this line is spent
+        if recordLine { remember(code, ok: ok) }
+        showPrompt()
+    }
+
+    // MARK: signals
+
+    private func handleSignals() {
+        for sig in PromptSignals.drain() {
+            switch sig {
+            case SIGINT:
+                if let r = running {
+                    // Cancel what the line started; a runaway loop is stopped by the hook.
+                    lunet_interrupt_clear()
+                    r.task.cancel("interrupted (Ctrl-C)")
+                } else {
+                    lunet_interrupt_clear()
+                    let empty = pending.isEmpty && (rl_line_buffer == nil || rl_line_buffer[0] == 0)
+                    interruptsOnEmptyLine = empty ? interruptsOnEmptyLine + 1 : 0
+                    rl_free_line_state()
+                    rl_callback_sigcleanup()
+                    rl_replace_line("", 0)
+                    rl_point = 0
+                    rl_echo_signal_char(SIGINT)
+                    rl_crlf()
+                    pending = ""
+                    if interruptsOnEmptyLine >= 2 {
+                        quit = true
+                        return
+                    }
+                    if empty { print(colored("(Ctrl-C again or Ctrl-D to leave)", "90")) }
+                    hidePrompt()
+                    showPrompt()
+                }
+            case SIGWINCH:
+                rl_resize_terminal()
+            case SIGTSTP:
+                if promptShown { rl_cleanup_after_signal() }
+                PromptSignals.restoreDefault(SIGTSTP)
+                raise(SIGTSTP)                     // stops here until `fg`
+                _ = PromptSignals.install()
+                if promptShown { rl_reset_after_signal(); rl_forced_update_display() }
+            default:
+                break
+            }
+        }
+    }
+
+    // MARK: output above the prompt
+
+    /// `print` that keeps the prompt intact: what background tasks print appears above it.
+    private func installPrint() {
+        host.register("__lunet_prompt_write") { [unowned self] s in
+            let text = s.string(1) ?? ""
+            if self.promptShown {
+                rl_clear_visible_line()
+                fputs(text, stdout)
+                fflush(stdout)
+                rl_on_new_line()
+                rl_redisplay()
+            } else {
+                fputs(text, stdout)
+                fflush(stdout)
+            }
+            return 0
+        }
+        _ = host.evaluate("""
+            local write = __lunet_prompt_write
+            __lunet_prompt_write = nil
+            function print(...)
+              local n, parts = select("#", ...), {}
+              for i = 1, n do parts[i] = tostring((select(i, ...))) end
+              write(table.concat(parts, "\\t") .. "\\n")
+            end
+            """)
+    }
+
+    // MARK: dot-commands
+
+    /// Runs a dot-command; returns Lua code to run as a line when the command needs one.
+    private func command(_ line: String) -> String? {
+        var historyLines: [LuaValue] = []
+        if terminal {
+            var i: Int32 = 0
+            while i < history_length {
+                if let entry = history_get(history_base + i), let text = entry.pointee.line { historyLines.append(.string(String(cString: text))) }
+                i += 1
+            }
+        }
+        switch host.callModule("lunet.repl", "command", [.string(line), .array(historyLines), .boolean(color)]) {
+        case .failure(let f):
+            host.reportError(f.description)
+        case .success(let results):
+            if case .string(let text)? = results.first { print(text) }
+            else if case .table(let t)? = results.first, case .string(let file)? = t["load_file"] {
+                return "dofile(\(luaQuoted(file)))"
+            } else if results.count > 1, case .string(let problem) = results[1] { host.reportError(problem) }
+        }
+        return nil
+    }
+
+    private func luaQuoted(_ s: String) -> String {
+        "\"" + s.flatMap { c -> [Character] in c == "\\" || c == "\"" ? ["\\", c] : (c == "\n" ? ["\\", "n"] : [c]) } .map(String.init).joined() + "\""
+    }
+
+    // MARK: history
+
+    private func remember(_ code: String, ok: Bool) {
+        _ = host.callModule("lunet.repl", "record", [.string(code), .boolean(ok)])
+        guard terminal else { return }
+        if case .success(let r) = host.callModule("lunet.repl", "may_remember", [.string(code)]), r.first == .boolean(true) {
+            add_history(code)
+            newHistoryEntries += 1
+        }
+    }
+
+    private func loadHistory() {
+        let state = getenv("XDG_STATE_HOME").map { String(cString: $0) } ?? (getenv("HOME").map { String(cString: $0) + "/.local/state" } ?? "")
+        guard !state.isEmpty else { return }
+        let dir = state + "/lunet"
+        _ = mkdir(state, 0o755)
+        _ = mkdir(dir, 0o700)
+        historyPath = dir + "/history"
+        stifle_history(1000)
+        _ = read_history(historyPath)
+    }
+
+    private func saveHistory() {
+        guard let path = historyPath, newHistoryEntries > 0 else { return }
+        if access(path, F_OK) != 0 { close(open(path, O_CREAT | O_WRONLY, 0o600)) }
+        _ = append_history(newHistoryEntries, path)
+        _ = history_truncate_file(path, 1000)
+    }
+
+    // MARK: completion
+
+    fileprivate static func complete(_ end: Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
+        rl_attempted_completion_over = 1          // never fall back to file names
+        rl_completion_append_character = 0
+        guard let repl = REPL.active, let buffer = rl_line_buffer else { return nil }
+        let before = String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: Int(end)), as: UTF8.self)
+        guard case .success(let results) = repl.host.callModule("lunet.repl", "complete", [.string(before)]),
+              case .array(let items)? = results.first else { return nil }
+        let candidates = items.compactMap(\.stringValue)
+        guard !candidates.isEmpty else { return nil }
+        // readline wants a malloc'd, NULL-terminated array: the common prefix, then the matches.
+        let matches = malloc(MemoryLayout<UnsafeMutablePointer<CChar>?>.stride * (candidates.count + 2))!
+            .assumingMemoryBound(to: UnsafeMutablePointer<CChar>?.self)
+        var prefix = candidates[0]
+        for c in candidates.dropFirst() { while !c.hasPrefix(prefix) { prefix.removeLast() } }
+        matches[0] = strdup(prefix)
+        for (i, c) in candidates.enumerated() { matches[i + 1] = strdup(c) }
+        matches[candidates.count + 1] = nil
+        return matches
+    }
+}
+
+// readline's callbacks must be plain functions (C function pointers).
+private func replLineHandler(_ line: UnsafeMutablePointer<CChar>?) {
+    REPL.active?.received(line)
+}
+
+private func replComplete(_ text: UnsafePointer<CChar>?, _ start: Int32, _ end: Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
+    REPL.complete(end)
 }

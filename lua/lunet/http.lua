@@ -201,6 +201,15 @@ local function finish(session, opts, r)
   return r
 end
 
+-- URLs requested in this program, for the prompt's completion (bounded).
+local seen_urls, seen_count = {}, 0
+http._seen_urls = seen_urls
+local function remember_url(u)
+  if seen_urls[u] or seen_count >= 1000 then return end
+  seen_urls[u] = true
+  seen_count = seen_count + 1
+end
+
 -- Requests --------------------------------------------------------------------------------
 
 --- Starts a request; a task of its response.
@@ -209,6 +218,7 @@ function Session:request_async(opts)
   check_options(opts, REQUEST_OPTIONS, "the request")
   if type(opts.url) ~= "string" then errors.argument(1, "request", "a url string is needed, got " .. type(opts.url)) end
   local req = build(self, opts)
+  remember_url(req.url)
   local t = task.new()
   t.url = req.url
   local transfer = core.send(self._core, req, function(raw, err)

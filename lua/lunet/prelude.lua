@@ -13,8 +13,15 @@ json = require "lunet.json"
 url = require "lunet.url"
 
 local host = {}
+
+-- The globals a fresh state has, so the prompt's .vars can show only the user's.
+host.builtins = {}
+for k in pairs(_G) do host.builtins[k] = true end
 host.drain = runtime.drain
 host.start = task._start
+
+--- For front ends: cancels a task (and what it waits for).
+function host.cancel(t, message) return t:cancel(message) end
 
 --- For Swift callers: runs fn(t) once t has settled; t counts as looked at.
 function host.observe(t, fn)
@@ -64,15 +71,18 @@ function host.compile(code)
   return nil, err
 end
 
---- After an interactive line: prints its values (or its error) and keeps the first in `_`.
-function host.show(t)
+--- After an interactive line: prints its values (or its error), keeps the first in `_`, and
+--- returns whether it succeeded and the reports of failures nobody looked at.
+function host.show(t, color)
   if t.state == "done" then
     local values = t.results or { t.result, n = t.result ~= nil and 1 or 0 }
     local n = values.n or #values
     if n > 0 then
+      local pretty = require "lunet.pretty"
       local out = {}
-      for i = 1, n do out[i] = errors.describe(values[i]) end
+      for i = 1, n do out[i] = pretty.value(values[i], { color = color }) end
       io.stdout:write(table.concat(out, "\t"), "\n")
+      io.stdout:flush()
       _G._ = values[1]
     end
     return true, unobserved_reports({}, t)

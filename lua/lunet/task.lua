@@ -32,6 +32,8 @@ local function new()
 end
 M.new = new
 
+local cancel   -- defined below; settle cancels what a cancelled host task was waiting for
+
 -- Settling ----------------------------------------------------------------------------------
 
 local function settle(t, state, result, err, tb)
@@ -54,6 +56,12 @@ local function settle(t, state, result, err, tb)
     unobserved_order = unobserved_order + 1
     unobserved[t] = unobserved_order
   end
+  local awaiting = t._awaiting
+  if state == "cancelled" and awaiting then
+    -- a host coroutine's task: cancel what it was waiting for (a request stops at once)
+    t._awaiting = nil
+    cancel(awaiting, err and err.message)
+  end
   local hooks = t._on_cancel
   if state == "cancelled" and hooks then
     t._on_cancel = nil
@@ -69,7 +77,7 @@ local function reject(t, err, tb)
   end
   return settle(t, "failed", nil, err, tb)
 end
-local function cancel(t, message)
+function cancel(t, message)
   return settle(t, "cancelled", nil, errors.new("cancelled", message or "the task was cancelled", { url = t.url }))
 end
 M._resolve, M._reject, M._cancel = resolve, reject, cancel
@@ -250,6 +258,10 @@ end
 
 -- Resumes host coroutine `co` that runs for task `t`, and handles what it yields.
 local function drive(co, t, ...)
+  if t.state ~= "pending" then
+    coroutine.close(co)   -- cancelled while it waited: never resumed, its to-be-closed variables closed
+    return
+  end
   local r = pack(resume(co, ...))
   while true do
     if not r[1] then
@@ -265,7 +277,8 @@ local function drive(co, t, ...)
       if awaited.state ~= "pending" then
         r = pack(resume(co))
       else
-        when_settled(awaited, function() drive(co, t) end)
+        t._awaiting = awaited
+        when_settled(awaited, function() t._awaiting = nil; drive(co, t) end)
         return
       end
     else

@@ -45,6 +45,15 @@ int lunet_openlibs(lua_State *L);
 int lunet_pcall(lua_State *L, int nargs, int nresults);
 /// luaL_loadbufferx (never raises).
 int lunet_loadbuffer(lua_State *L, const char *buf, size_t len, const char *chunkname, const char *mode);
+/// Interrupting a runaway line at the prompt: arm a count hook on a thread (coroutines made
+/// from it inherit it); request (async-signal-safe) makes every later check raise a `cancelled`
+/// error object until cleared.
+void lunet_interrupt_arm(lua_State *L);
+void lunet_interrupt_disarm(lua_State *L);
+void lunet_interrupt_request(void);
+void lunet_interrupt_clear(void);
+int lunet_interrupt_pending(void);
+
 /// "Lua 5.4.4"
 const char *lunet_lua_release(void);
 /// The state's extra space: a pointer slot the host uses to find itself.

@@ -1,0 +1,144 @@
+-- The prompt's Lua half: completion candidates, dot-commands, history rules.
+local pretty = require "lunet.pretty"
+
+local M = { lines = {}, ok_lines = {} }
+
+-- Completion ---------------------------------------------------------------------------------
+
+local function keys_of(t, out, seen)
+  seen = seen or {}
+  if type(t) ~= "table" or seen[t] then return end
+  seen[t] = true
+  for k in pairs(t) do if type(k) == "string" then out[k] = true end end
+  local mt = getmetatable(t)
+  if type(mt) == "table" and type(rawget(mt, "__index")) == "table" then keys_of(rawget(mt, "__index"), out, seen) end
+end
+
+local function resolve(path)
+  local v = _G
+  for part in path:gmatch("[^.:]+") do
+    if type(v) ~= "table" then return nil end
+    local ok, nextv = pcall(function() return v[part] end)
+    if not ok then return nil end
+    v = nextv
+  end
+  return v
+end
+
+local KEYWORDS = { "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto",
+                   "if", "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while" }
+
+
+--- Candidates for the word ending `line` (the text before the cursor): globals, fields and
+--- methods (through metatables), keywords; inside a string, URLs seen in this session.
+function M.complete(line)
+  local out = {}
+  local inside_string = select(2, line:gsub('"', "")) % 2 == 1 or select(2, line:gsub("'", "")) % 2 == 1
+  if inside_string then
+    local prefix = line:match("[\"']([^\"']*)$") or ""
+    local found = {}
+    for u in pairs(http and http._seen_urls or {}) do
+      local path = u:match("^%a+://[^/]+/(.*)$")       -- sessions take paths relative to base_url
+      for _, candidate in ipairs({ u, path }) do
+        if candidate and candidate:sub(1, #prefix) == prefix and not found[candidate] then
+          found[candidate] = true
+          out[#out + 1] = candidate
+        end
+      end
+    end
+    table.sort(out)
+    return out
+  end
+  local word = line:match("[%w_%.:]*$") or ""
+  local base, sep, partial = word:match("^(.*)([%.:])([%w_]*)$")
+  local names = {}
+  if base then
+    local v = resolve(base)
+    keys_of(v, names)
+    for name in pairs(names) do
+      if name:sub(1, #partial) == partial and (sep == "." or type(v[name]) == "function") then
+        out[#out + 1] = base .. sep .. name
+      end
+    end
+  else
+    keys_of(_G, names)
+    for _, k in ipairs(KEYWORDS) do names[k] = true end
+    for name in pairs(names) do
+      if name:sub(1, #word) == word and not name:find("^_") then out[#out + 1] = name end
+    end
+  end
+  table.sort(out)
+  return out
+end
+
+-- History -------------------------------------------------------------------------------------
+
+--- Whether a line may go into the history file (no secrets on disk).
+function M.may_remember(line)
+  local lower = line:lower()
+  for _, word in ipairs({ "authorization", "token", "password", "passwd", "secret", "bearer", "api_key", "apikey" }) do
+    if lower:find(word, 1, true) then return false end
+  end
+  return true
+end
+
+-- Dot-commands --------------------------------------------------------------------------------
+
+local HELP = [[
+lunet: Lua 5.4 with an HTTP client. Type Lua; expressions print their value, `_` is the last one.
+
+  r = http.get("http://127.0.0.1:8080/get")      a request (r.status, r.headers, r.json, r.text)
+  api = http.session{ base_url = "http://127.0.0.1:8080/" }
+  api:get("anything", { query = { q = "lua" } })  relative to base_url
+  t = api:get_async("delay/3")                    goes on in the background; t.state, t:await()
+  Ctrl-C cancels what the line started; Ctrl-D (or Ctrl-C on an empty line twice) leaves.
+
+  .help            this text          .vars            your variables
+  .history         earlier lines      .save FILE       this session's lines as a script
+  .load FILE       run a Lua file here]]
+
+local BUILTIN = (package.loaded["lunet.prelude"] or {}).builtins or {}
+
+--- Records a line the user ran and whether it succeeded (for .save).
+function M.record(line, ok)
+  M.lines[#M.lines + 1] = line
+  if ok then M.ok_lines[#M.ok_lines + 1] = line end
+end
+
+--- Runs a dot-command; returns the text to print (or nil, error message).
+function M.command(line, history, color)
+  local cmd, arg = line:match("^%.(%a+)%s*(.-)%s*$")
+  if cmd == "help" then return HELP end
+  if cmd == "history" then
+    local out = {}
+    for i, l in ipairs(history or {}) do out[#out + 1] = string.format("%4d  %s", i, l) end
+    return table.concat(out, "\n")
+  end
+  if cmd == "vars" then
+    local out = {}
+    local names = {}
+    for k in pairs(_G) do if type(k) == "string" and not BUILTIN[k] and k ~= "_" then names[#names + 1] = k end end
+    table.sort(names)
+    for _, k in ipairs(names) do
+      local text = pretty.value(_G[k], { color = color, depth = 1 }):gsub("\n.*", " …")
+      out[#out + 1] = k .. " = " .. text
+    end
+    return #out > 0 and table.concat(out, "\n") or "(no variables yet)"
+  end
+  if cmd == "save" then
+    if arg == "" then return nil, ".save needs a file name" end
+    local f, err = io.open(arg, "w")
+    if not f then return nil, err end
+    f:write("-- saved from the lunet prompt\n")
+    for _, l in ipairs(M.ok_lines) do f:write(l, "\n") end
+    f:close()
+    return string.format("saved %d lines to %s", #M.ok_lines, arg)
+  end
+  if cmd == "load" then
+    if arg == "" then return nil, ".load needs a file name" end
+    return { load_file = arg }
+  end
+  return nil, "unknown command ." .. tostring(cmd) .. " (try .help)"
+end
+
+return M
