@@ -102,7 +102,10 @@ local BUILTIN = (package.loaded["lunet.prelude"] or {}).builtins or {}
 --- Records a line the user ran and whether it succeeded (for .save).
 function M.record(line, ok)
   M.lines[#M.lines + 1] = line
-  if ok then M.ok_lines[#M.ok_lines + 1] = line end
+  if not ok then return end
+  -- An expression line is not a statement in a script: keep its value in `_` as the prompt did.
+  if load("return " .. line, "=line", "t") and not load(line, "=line", "t") then line = "_ = (" .. line .. ")" end
+  M.ok_lines[#M.ok_lines + 1] = line
 end
 
 --- Runs a dot-command; returns the text to print (or nil, error message).

@@ -1,0 +1,158 @@
+-- The prompt, end to end: piped input, and a real terminal under tmux (send-keys, capture-pane).
+local h = dofile(arg[0]:gsub("[^/]*$", "") .. "harness.lua")
+local test, eq, truthy = h.test, h.eq, h.truthy
+local LUNET = h.lunet()
+local BIN = h.env("LUNET_HTTPBIN")
+local HOSTILE = h.env("LUNET_HOSTILE")
+
+local function shell_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+local state = os.tmpname()
+os.remove(state)
+os.execute("mkdir -p " .. state)
+
+-- A prompt in a tmux session of its own; every wait is bounded.
+local Term = {}
+Term.__index = Term
+local count = 0
+local function term(env)
+  count = count + 1
+  local name = "lunet-repl-test-" .. count .. "-" .. tostring(os.time())
+  local envs = "env XDG_STATE_HOME=" .. shell_quote(state) .. " LUNET_HTTPBIN=" .. shell_quote(BIN) .. " " .. (env or "")
+  local code = h.run("tmux new-session -d -s " .. name .. " -x 150 -y 50 " .. shell_quote(envs .. " " .. LUNET))
+  assert(code == 0, "tmux could not start")
+  local t = setmetatable({ name = name }, Term)
+  t:wait_for("lunet>", 10)
+  return t
+end
+function Term:keys(...)
+  for _, k in ipairs({ ... }) do os.execute("tmux send-keys -t " .. self.name .. " " .. k) end
+end
+function Term:type(text) os.execute("tmux send-keys -t " .. self.name .. " -l " .. shell_quote(text)) end
+function Term:screen(escapes)
+  local _, out = h.run("tmux capture-pane -p " .. (escapes and "-e " or "") .. "-t " .. self.name)
+  return out
+end
+--- Polls the screen until `pattern` (plain text) appears; the seconds it took, or fails.
+function Term:wait_for(text, seconds, escapes)
+  local start = os.clock() + 0
+  local t0 = os.time()
+  local waited = 0
+  while waited < seconds do
+    if self:screen(escapes):find(text, 1, true) then return waited end
+    task.sleep(0.05)
+    waited = waited + 0.05
+  end
+  error("waited " .. seconds .. " s for " .. string.format("%q", text) .. "; the screen:\n" .. self:screen())
+end
+function Term:close() os.execute("tmux kill-session -t " .. self.name .. " 2>/dev/null") end
+
+test("piped lines: values, errors, multi-line chunks, .save writes a script that runs headless", function()
+  local saved = os.tmpname()
+  local input = table.concat({ "a = 20", "a + 1", "error('boom')", "for i = 1, 2 do", "  print('i' .. i)", "end",
+                               "b = a * 2", ".save " .. saved }, "\n") .. "\n"
+  local code, out = h.run("printf %s " .. shell_quote(input) .. " | " .. LUNET)
+  eq(code, 1, "a failed line makes the exit status 1")
+  truthy(out:find("21\n", 1, true), out)
+  truthy(out:find("boom", 1, true), out)
+  truthy(out:find("i1\ni2\n", 1, true), out)
+  truthy(out:find("saved 4 lines", 1, true), out)
+  local script = io.open(saved):read("a")
+  truthy(script:find("b = a * 2", 1, true) and not script:find("boom", 1, true), script)
+  local run_code = h.run(LUNET .. " " .. saved)
+  eq(run_code, 0, "the saved script runs headless")
+  os.remove(saved)
+end)
+
+test("completion of globals, fields and methods through metatables", function()
+  local t = term()
+  t:type('api = http.session{ base_url = os.getenv("LUNET_HTTPBIN") .. "/" }'); t:keys("Enter")
+  t:wait_for("lunet>", 5)
+  t:type("api:ge"); t:keys("Tab")
+  t:wait_for("api:get", 3)
+  t:keys("C-u"); t:type("http.op"); t:keys("Tab")
+  t:wait_for("http.options", 3)
+  t:keys("C-u"); t:type('api:get("anything/x")'); t:keys("Enter")
+  t:wait_for("200 OK", 5)
+  t:type('api:get("anyth'); t:keys("Tab")
+  t:wait_for('api:get("anything/x', 3)
+  t:close()
+end)
+
+test("multi-line input continues until the chunk is complete", function()
+  local t = term()
+  t:type("function sq(x)"); t:keys("Enter")
+  t:wait_for("..>", 3)
+  t:type("return x * x"); t:keys("Enter")
+  t:type("end"); t:keys("Enter")
+  t:type("sq(12)"); t:keys("Enter")
+  t:wait_for("144", 3)
+  t:close()
+end)
+
+test("history persists across two runs, without secrets", function()
+  local t = term()
+  t:type("history_probe = 4242"); t:keys("Enter")
+  t:type('password = "hunter2"'); t:keys("Enter")
+  t:wait_for("lunet>", 3)
+  t:keys("C-d")
+  task.sleep(0.5)
+  t:close()
+  local file = io.open(state .. "/lunet/history"):read("a")
+  truthy(file:find("history_probe = 4242", 1, true), file)
+  truthy(not file:find("hunter2", 1, true), "a secret reached the history file")
+  local t2 = term()
+  t2:keys("Up")
+  t2:wait_for("history_probe = 4242", 3)
+  t2:close()
+end)
+
+test("Ctrl-C cancels a /delay/10 request within a second and the prompt returns", function()
+  local t = term()
+  t:type('r = http.get(os.getenv("LUNET_HTTPBIN") .. "/delay/10")'); t:keys("Enter")
+  task.sleep(0.5)
+  t:keys("C-c")
+  local took = t:wait_for("interrupted", 1)
+  truthy(took < 1, "took " .. took .. " s")
+  t:type("1 + 1"); t:keys("Enter")
+  t:wait_for("\n2", 3)
+  t:close()
+end)
+
+test("a runaway loop, even inside pcall, is stopped by Ctrl-C", function()
+  local t = term()
+  t:type("while true do pcall(function() for i = 1, 1e9 do end end) end"); t:keys("Enter")
+  task.sleep(0.5)
+  t:keys("C-c")
+  t:wait_for("interrupted", 3)
+  t:type("state_ok = 7"); t:keys("Enter")
+  t:type("state_ok"); t:keys("Enter")
+  t:wait_for("\n7", 3)
+  t:close()
+end)
+
+test("colour on a terminal, none with NO_COLOR", function()
+  local t = term()
+  t:type('http.get(os.getenv("LUNET_HTTPBIN") .. "/get")'); t:keys("Enter")
+  t:wait_for("\27[", 5, true)
+  t:close()
+  local plain = term("NO_COLOR=1")
+  plain:type('http.get(os.getenv("LUNET_HTTPBIN") .. "/get")'); plain:keys("Enter")
+  plain:wait_for("200 OK", 5)
+  truthy(not plain:screen(true):find("\27%[3"), "no colour codes with NO_COLOR")
+  plain:close()
+end)
+
+test("background work goes on and prints above the prompt while the user types", function()
+  local t = term()
+  t:type('bg = task.spawn(function() for i = 1, 3 do local r = http.get("' .. HOSTILE .. '/slow-body?n=2"); print("chunk " .. i .. " " .. #r.body) end end)')
+  t:keys("Enter")
+  t:wait_for("lunet>", 3)
+  t:type("half typed")
+  t:wait_for("chunk 3 2", 15)
+  local screen = t:screen()
+  truthy(screen:find("lunet> half typed", 1, true), "the typed text is still on the prompt:\n" .. screen)
+  t:close()
+end)
+
+os.execute("rm -rf " .. shell_quote(state))
+h.done()
