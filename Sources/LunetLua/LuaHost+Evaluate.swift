@@ -46,12 +46,13 @@ extension LuaHost {
 
     /// Prints a finished line's values (or its error), sets `_`, and reports failures nobody
     /// looked at. Returns whether the line succeeded.
-    public func showLine(_ task: LuaTask, color: Bool) -> Bool {
+    public func showLine(_ task: LuaTask, color: Bool, code: String? = nil) -> Bool {
         let s = LuaStack(L)
         pushHostField("show")
         lunet_getref(L, task.ref)
         s.push(color)
-        guard lunet_pcall(L, 2, 2) == LUA_OK else {
+        if let code { s.push(code) } else { s.pushNil() }
+        guard lunet_pcall(L, 3, 2) == LUA_OK else {
             reportError(describeError(at: -1))
             s.pop()
             return false
@@ -69,7 +70,7 @@ extension LuaHost {
         case .failed: return .done(ok: false)
         case .started(let task):
             loop.run(until: { task.state != "pending" })
-            return .done(ok: showLine(task, color: color))
+            return .done(ok: showLine(task, color: color, code: code))
         }
     }
 }

@@ -155,7 +155,7 @@ final class REPL {
     private func finishLine() {
         guard let (task, code) = running else { return }
         running = nil
-        let ok = host.showLine(task, color: color)
+        let ok = host.showLine(task, color: color, code: code)
         lunet_interrupt_disarm(host.L)
         lunet_interrupt_clear()
         _ = PromptSignals.drain()              // a Ctrl-C that stopped this line is spent

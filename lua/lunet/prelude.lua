@@ -73,7 +73,33 @@ end
 
 --- After an interactive line: prints its values (or its error), keeps the first in `_`, and
 --- returns whether it succeeded and the reports of failures nobody looked at.
-function host.show(t, color)
+--- A failed line as one block: the message, the failing line of the input, and a traceback
+--- of the user's own frames (lunet's internals left out).
+local function line_failure(t, code)
+  local message = errors.describe(t.error)
+  local out = { message }
+  local n = tonumber(message:match("^stdin:(%d+):")) or tonumber((t.traceback or ""):match("\n%s*stdin:(%d+):"))
+  if n and code then
+    local i = 0
+    for text in (code .. "\n"):gmatch("(.-)\n") do
+      i = i + 1
+      if i == n then out[#out + 1] = string.format("  %d | %s", n, text) break end
+    end
+  end
+  local frames = {}
+  for frame in (t.traceback or ""):gmatch("\n\t([^\n]+)") do
+    if not frame:find("lua/lunet/", 1, true) and not frame:find("^%[C%]") and not frame:find("tail calls", 1, true) then
+      frames[#frames + 1] = "  " .. frame
+    end
+  end
+  if #frames > 1 then
+    out[#out + 1] = "traceback:"
+    for i = 1, math.min(#frames, 6) do out[#out + 1] = frames[i] end
+  end
+  return table.concat(out, "\n")
+end
+
+function host.show(t, color, code)
   if t.state == "done" then
     local values = t.results or { t.result, n = t.result ~= nil and 1 or 0 }
     local n = values.n or #values
@@ -88,7 +114,7 @@ function host.show(t, color)
     return true, unobserved_reports({}, t)
   end
   t._observed = true
-  return false, unobserved_reports({ failure_text(t) }, t)
+  return false, unobserved_reports({ line_failure(t, code) }, t)
 end
 
 return host

@@ -1,0 +1,526 @@
+import Glibc
+
+/// The disk tier: one file per stored response, under a directory that several processes may
+/// share.
+///
+/// Layout: `DIR/v1/index` (lock and counters), and `DIR/v1/KK/KEY/VARIANT`, where KEY is 32
+/// hex digits of SHA-256 of the key, KK its first two, and VARIANT 16 hex digits naming the
+/// variant (`CacheEntry.variant`). Files are `CacheEntryCodec`'s format, mode 0600, in
+/// directories of mode 0700.
+///
+/// Sharing: an entry is written to a temporary file in its own directory (`.tmp-PID-…`),
+/// fsynced, and renamed over its final name, so readers see the old file or the new one, never
+/// a mix. Readers take no lock: an open file stays whole even if it is replaced or removed.
+/// Every change to the set of final files — rename into place, removal, eviction, clearing —
+/// happens under `flock(LOCK_EX)` on `index`, which also holds the total bytes and entries,
+/// kept exact by each such change. When the total passes the limit, the lock holder rescans
+/// the tree (correcting any drift, say from a process killed between a rename and the counter
+/// update) and removes the least recently used files down to 90% of the limit. "Used" is the
+/// file's modification time, set when written and refreshed when read (at most once a minute).
+/// Temporary files left by dead processes (or older than an hour) are removed then too.
+///
+/// Damage: a file that is not exactly a valid entry (bad magic, version, lengths, any CRC,
+/// metadata) is removed — only if it is still the same file (device and inode) — and reads as
+/// a miss. Failures: if the directory cannot be created or written, the tier turns itself off
+/// and says why (`disabledReason`); a failed write (a full disk) removes its temporary file,
+/// leaves the previous entry in place, and is reported in `lastError`.
+///
+/// Not thread-safe by itself: `HTTPCache` serialises access. Two instances in one process
+/// exclude each other like two processes (each opens its own `index`).
+final class CacheDiskTier {
+    let directory: String
+    let limit: Int
+    let maxEntry: Int
+    private(set) var disabledReason: String?
+    private(set) var lastError: String?
+    private var lockFD: Int32 = -1
+    private var opened = false
+    private var sequence = 0
+    /// Tells this instance's temporary files from those of other instances in the process.
+    private var instance: UInt { UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()) }
+
+    /// Counts of deletions of damaged files (tests and stats).
+    private(set) var damagedRemoved = 0
+
+    init(directory: String, limit: Int, maxEntry: Int? = nil) {
+        var d = directory
+        while d.count > 1, d.hasSuffix("/") { d.removeLast() }
+        self.directory = d
+        self.limit = Swift.max(0, limit)
+        self.maxEntry = Swift.min(self.limit, maxEntry ?? self.limit / 8)
+    }
+
+    deinit {
+        if lockFD >= 0 { close(lockFD) }
+    }
+
+    var root: String { directory + "/v1" }
+    private var indexPath: String { root + "/index" }
+
+    static func keyHash(_ key: String) -> String { CacheSHA256.hex(key, bytes: 16) }
+
+    func keyDirectory(_ key: String) -> String {
+        let h = Self.keyHash(key)
+        return root + "/" + String(h.prefix(2)) + "/" + h
+    }
+
+    func path(for entry: CacheEntry) -> String { keyDirectory(entry.key) + "/" + entry.variant }
+
+    /// Creates the directory and opens the index on first use; false when the tier is off.
+    @discardableResult
+    func open() -> Bool {
+        if opened { return disabledReason == nil }
+        opened = true
+        if let failure = Self.makeDirectories(root) {
+            disabledReason = "disk cache off: cannot create \(root): \(failure)"
+            return false
+        }
+        let fd = Glibc.open(indexPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            disabledReason = "disk cache off: cannot open \(indexPath): \(Self.errorText())"
+            return false
+        }
+        lockFD = fd
+        // A directory we cannot write to would fail every store: find out now.
+        let probe = root + "/.probe-\(getpid())-\(instance)"
+        let pfd = Glibc.open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        if pfd < 0 {
+            disabledReason = "disk cache off: cannot write in \(root): \(Self.errorText())"
+            return false
+        }
+        close(pfd)
+        unlink(probe)
+        return true
+    }
+
+    var isEnabled: Bool { open() }
+
+    // MARK: reading
+
+    /// The best entry under `key` that `accept` takes (the most recent by `Date`, then arrival),
+    /// body and all, verified; nil when there is none. Damaged files met on the way are removed.
+    func load(key: String, accept: (CacheEntry) -> Bool) -> CacheEntry? {
+        guard open() else { return nil }
+        let dir = keyDirectory(key)
+        var candidates: [(path: String, entry: CacheEntry)] = []
+        for name in Self.list(dir) where !name.hasPrefix(".") {
+            let p = dir + "/" + name
+            guard let e = readEntry(p, withBody: false) else { continue }
+            if e.key == key, accept(e) { candidates.append((p, e)) }
+        }
+        candidates.sort { $0.entry.recency > $1.entry.recency }
+        for c in candidates {
+            if let full = readEntry(c.path, withBody: true), full.key == key, accept(full) { return full }
+        }
+        return nil
+    }
+
+    /// Reads and checks one file. `withBody: false` reads header and metadata only (and gives an
+    /// empty body); `true` also reads and checks the body, and records the access.
+    func readEntry(_ path: String, withBody: Bool) -> CacheEntry? {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
+        let size = Int(st.st_size)
+        func damaged() -> CacheEntry? {
+            removeIfSame(path, device: st.st_dev, inode: st.st_ino)
+            return nil
+        }
+        guard size >= CacheEntryCodec.headerSize, let headerBytes = Self.readExactly(fd, count: CacheEntryCodec.headerSize, offset: 0),
+              let header = CacheEntryCodec.decodeHeader(headerBytes, fileSize: size),
+              let meta = Self.readExactly(fd, count: header.metaLength, offset: CacheEntryCodec.headerSize),
+              CacheCRC32.checksum(meta) == header.metaCRC else { return damaged() }
+        let body = ByteBuffer(capacity: withBody ? header.bodyLength : 0)
+        if withBody {
+            guard Self.readBody(fd, into: body, count: header.bodyLength, offset: CacheEntryCodec.headerSize + header.metaLength) == header.bodyCRC
+            else { return damaged() }
+        }
+        guard let entry = CacheEntryCodec.decodeMetadata(meta, body: body) else { return damaged() }
+        if withBody {
+            let now = HTTPDate.currentTime()
+            if now - Double(st.st_mtim.tv_sec) > 60 { Self.touch(fd) }
+        }
+        return entry
+    }
+
+    // MARK: writing
+
+    /// Writes `entry` atomically over its variant's file. False (with `lastError`) on failure,
+    /// with nothing half-written left behind.
+    @discardableResult
+    func write(_ entry: CacheEntry) -> Bool {
+        guard open() else { return false }
+        let meta = CacheEntryCodec.encodeMetadata(entry)
+        let total = CacheEntryCodec.headerSize + meta.count + entry.body.count
+        let final = path(for: entry)
+        guard total <= maxEntry, meta.count <= CacheEntryCodec.maxMetadata else {
+            remove(path: final)            // the stored variant is out of date either way
+            return false
+        }
+        let bodyCRC = CacheCRC32.update(0, UnsafeRawBufferPointer(entry.body.bytes))
+        let header = CacheEntryCodec.encodeHeader(.init(metaLength: meta.count, bodyLength: entry.body.count,
+                                                        metaCRC: CacheCRC32.checksum(meta), bodyCRC: bodyCRC))
+        let dir = keyDirectory(entry.key)
+        var fd: Int32 = -1
+        var temp = ""
+        for attempt in 0..<3 {
+            if let failure = Self.makeDirectories(dir) {
+                return fail("cannot create \(dir): \(failure)", errno: errno)
+            }
+            sequence += 1
+            temp = dir + "/.tmp-\(getpid())-\(instance)-\(sequence)"
+            fd = Glibc.open(temp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+            if fd >= 0 { break }
+            // ENOENT: an evicting process removed the empty directory in between; try again.
+            if (errno != ENOENT && errno != EEXIST) || attempt == 2 {
+                return fail("cannot create \(temp): \(Self.errorText())", errno: errno)
+            }
+        }
+        var ok = Self.writeAll(fd, header) && Self.writeAll(fd, meta)
+            && Self.writeAll(fd, UnsafeRawBufferPointer(entry.body.bytes))
+        var code = errno
+        if ok && fsync(fd) != 0 { ok = false; code = errno }
+        if close(fd) != 0 && ok { ok = false; code = errno }
+        guard ok else {
+            unlink(temp)
+            return fail("cannot write \(final): \(Self.errorText(code))", errno: code)
+        }
+        return withLock {
+            var counter = readCounter()
+            var old = stat()
+            let existed = lstat(final, &old) == 0
+            guard rename(temp, final) == 0 else {
+                let code = errno
+                unlink(temp)
+                return fail("cannot rename into \(final): \(Self.errorText(code))", errno: code)
+            }
+            if var c = counter {
+                c.bytes += total - (existed ? Int(old.st_size) : 0)
+                c.entries += existed ? 0 : 1
+                counter = c
+            } else {
+                counter = scan(removeOrphans: false).counter
+            }
+            writeCounter(counter!)
+            if counter!.bytes > limit { evictLocked() }
+            lastError = nil
+            return true
+        }
+    }
+
+    private func fail(_ message: String, errno code: Int32) -> Bool {
+        if code == EACCES || code == EPERM || code == EROFS {
+            disabledReason = "disk cache off: \(message)"
+        }
+        lastError = message
+        return false
+    }
+
+    // MARK: removing
+
+    /// Removes every variant of `key`; returns how many files went.
+    @discardableResult
+    func remove(key: String) -> Int {
+        guard open() else { return 0 }
+        let dir = keyDirectory(key)
+        return withLock {
+            var removed = 0
+            var counter = readCounter()
+            for name in Self.list(dir) {
+                let p = dir + "/" + name
+                var st = stat()
+                guard lstat(p, &st) == 0 else { continue }
+                if name.hasPrefix(".") { continue }             // someone's write in progress
+                if unlink(p) == 0 {
+                    removed += 1
+                    counter?.bytes -= Int(st.st_size)
+                    counter?.entries -= 1
+                }
+            }
+            rmdir(dir)
+            if let counter { writeCounter(counter) }
+            return removed
+        }
+    }
+
+    @discardableResult
+    func remove(path: String) -> Bool {
+        guard open() else { return false }
+        return withLock {
+            var st = stat()
+            guard lstat(path, &st) == 0, unlink(path) == 0 else { return false }
+            if var c = readCounter() {
+                c.bytes -= Int(st.st_size)
+                c.entries -= 1
+                writeCounter(c)
+            }
+            return true
+        }
+    }
+
+    /// Removes a damaged file if it is still the one that was read.
+    private func removeIfSame(_ path: String, device: dev_t, inode: ino_t) {
+        withLock {
+            var st = stat()
+            guard lstat(path, &st) == 0, st.st_dev == device, st.st_ino == inode, unlink(path) == 0 else { return }
+            damagedRemoved += 1
+            if var c = readCounter() {
+                c.bytes -= Int(st.st_size)
+                c.entries -= 1
+                writeCounter(c)
+            }
+        }
+    }
+
+    /// Removes every entry (and every stale temporary file).
+    func removeAll() {
+        guard open() else { return }
+        withLock {
+            for bucket in Self.list(root) where Self.isBucket(bucket) {
+                let b = root + "/" + bucket
+                for key in Self.list(b) {
+                    let k = b + "/" + key
+                    for name in Self.list(k) where !name.hasPrefix(".tmp-") || isOrphan(k + "/" + name, name) {
+                        unlink(k + "/" + name)
+                    }
+                    rmdir(k)
+                }
+                rmdir(b)
+            }
+            writeCounter(Counter(bytes: 0, entries: 0))
+        }
+    }
+
+    // MARK: accounting and eviction
+
+    struct Counter: Equatable {
+        var bytes: Int
+        var entries: Int
+    }
+
+    /// Bytes and entries, from the index (rescanned if the index is damaged).
+    func usage() -> Counter {
+        guard open() else { return Counter(bytes: 0, entries: 0) }
+        return withLock {
+            if let c = readCounter() { return c }
+            let c = scan(removeOrphans: false).counter
+            writeCounter(c)
+            return c
+        }
+    }
+
+    /// Rescans and evicts down to 90% of the limit if over it; the counter is corrected either way.
+    func evictIfNeeded() {
+        guard open() else { return }
+        withLock {
+            let c = scan(removeOrphans: true).counter
+            writeCounter(c)
+            if c.bytes > limit { evictLocked() }
+        }
+    }
+
+    struct FileInfo {
+        var path: String
+        var size: Int
+        var mtime: Double
+    }
+
+    /// Every final file, with a fresh counter. With `removeOrphans`, temporary files of dead
+    /// processes (or older than an hour) are removed on the way.
+    private func scan(removeOrphans: Bool) -> (files: [FileInfo], counter: Counter) {
+        var files: [FileInfo] = []
+        var total = 0
+        for bucket in Self.list(root) where Self.isBucket(bucket) {
+            let b = root + "/" + bucket
+            for key in Self.list(b) {
+                let k = b + "/" + key
+                for name in Self.list(k) {
+                    let p = k + "/" + name
+                    if name.hasPrefix(".") {
+                        if removeOrphans && name.hasPrefix(".tmp-") && isOrphan(p, name) { unlink(p) }
+                        continue
+                    }
+                    var st = stat()
+                    guard lstat(p, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
+                    let size = Int(st.st_size)
+                    files.append(FileInfo(path: p, size: size, mtime: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9))
+                    total += size
+                }
+            }
+        }
+        return (files, Counter(bytes: total, entries: files.count))
+    }
+
+    /// Under the lock: least recently used files out until the total is at most 90% of the limit.
+    private func evictLocked() {
+        let (files, counter) = scan(removeOrphans: true)
+        var c = counter
+        let target = limit / 10 * 9
+        if c.bytes > target {
+            for f in files.sorted(by: { $0.mtime < $1.mtime }) {
+                if c.bytes <= target { break }
+                if unlink(f.path) == 0 {
+                    c.bytes -= f.size
+                    c.entries -= 1
+                    let dir = String(f.path[..<f.path.lastIndex(of: "/")!])
+                    rmdir(dir)                      // only succeeds when empty
+                }
+            }
+        }
+        writeCounter(c)
+    }
+
+    private func isOrphan(_ path: String, _ name: String) -> Bool {
+        // .tmp-PID-INSTANCE-SEQ
+        let parts = name.split(separator: "-")
+        if parts.count >= 2, let pid = Int32(parts[1]), pid > 0, pid != getpid() {
+            if kill(pid, 0) != 0 && errno == ESRCH { return true }
+        }
+        var st = stat()
+        guard lstat(path, &st) == 0 else { return false }
+        return HTTPDate.currentTime() - Double(st.st_mtim.tv_sec) > 3600
+    }
+
+    // MARK: index file
+
+    private static let indexMagic: [UInt8] = [0x4C, 0x4E, 0x43, 0x49]    // "LNCI"
+
+    private func readCounter() -> Counter? {
+        guard let b = Self.readExactly(lockFD, count: 32, offset: 0), Array(b[0..<4]) == Self.indexMagic else { return nil }
+        var r = CacheEntryCodec.Reader(bytes: b, at: 4)
+        guard let v = r.u32(), v == 1, let bytes = r.u64(), let entries = r.u64(), let crc = r.u32(),
+              crc == CacheCRC32.checksum(Array(b[0..<24])),
+              bytes <= UInt64(Int.max / 2), entries <= UInt64(Int.max / 2) else { return nil }
+        return Counter(bytes: Int(bytes), entries: Int(entries))
+    }
+
+    private func writeCounter(_ c: Counter) {
+        var w = CacheEntryCodec.Writer()
+        w.bytes = Self.indexMagic
+        w.u32(1)
+        w.u64(UInt64(Swift.max(0, c.bytes)))
+        w.u64(UInt64(Swift.max(0, c.entries)))
+        w.u32(CacheCRC32.checksum(w.bytes))
+        w.u32(0)
+        _ = w.bytes.withUnsafeBytes { pwrite(lockFD, $0.baseAddress, 32, 0) }
+    }
+
+    private func withLock<T>(_ body: () -> T) -> T {
+        // If locking is impossible (some network file systems), go on: entries stay whole
+        // thanks to rename; only the counters could drift, and eviction rescans.
+        while flock(lockFD, LOCK_EX) != 0 && errno == EINTR {}
+        defer { flock(lockFD, LOCK_UN) }
+        return body()
+    }
+
+    // MARK: listing
+
+    /// Every readable entry (metadata only, empty bodies) with its file size.
+    func allEntries() -> [(entry: CacheEntry, size: Int)] {
+        guard open() else { return [] }
+        var out: [(CacheEntry, Int)] = []
+        for bucket in Self.list(root) where Self.isBucket(bucket) {
+            let b = root + "/" + bucket
+            for key in Self.list(b) {
+                let k = b + "/" + key
+                for name in Self.list(k) where !name.hasPrefix(".") {
+                    let p = k + "/" + name
+                    var st = stat()
+                    guard lstat(p, &st) == 0, let e = readEntry(p, withBody: false) else { continue }
+                    out.append((e, Int(st.st_size)))
+                }
+            }
+        }
+        return out
+    }
+
+    // MARK: system helpers
+
+    private static func isBucket(_ name: String) -> Bool {
+        name.utf8.count == 2 && name.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
+    }
+
+    static func errorText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
+
+    /// mkdir -p with mode 0700; nil on success, else the reason.
+    static func makeDirectories(_ path: String) -> String? {
+        var st = stat()
+        if stat(path, &st) == 0 { return (st.st_mode & S_IFMT) == S_IFDIR ? nil : "not a directory" }
+        var prefix = path.hasPrefix("/") ? "" : "."
+        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
+            prefix += "/" + part
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST { return errorText() }
+        }
+        guard stat(path, &st) == 0 else { return errorText() }
+        return (st.st_mode & S_IFMT) == S_IFDIR ? nil : "not a directory"
+    }
+
+    /// Names in a directory, without "." and ".."; empty when it cannot be read.
+    static func list(_ path: String) -> [String] {
+        guard let d = opendir(path) else { return [] }
+        defer { closedir(d) }
+        var names: [String] = []
+        while let e = readdir(d) {
+            let name = withUnsafePointer(to: &e.pointee.d_name) {
+                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    static func readExactly(_ fd: Int32, count: Int, offset: Int) -> [UInt8]? {
+        var out = [UInt8](repeating: 0, count: count)
+        var done = 0
+        let ok = out.withUnsafeMutableBytes { buf -> Bool in
+            while done < count {
+                let n = pread(fd, buf.baseAddress! + done, count - done, off_t(offset + done))
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { return false }
+                done += n
+            }
+            return true
+        }
+        return ok ? out : nil
+    }
+
+    /// Reads `count` bytes into `body`, returning their CRC-32, or nil when the file is short.
+    static func readBody(_ fd: Int32, into body: ByteBuffer, count: Int, offset: Int) -> UInt32? {
+        let chunk = 256 * 1024
+        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
+        defer { buffer.deallocate() }
+        var crc: UInt32 = 0
+        var done = 0
+        while done < count {
+            let n = pread(fd, buffer, Swift.min(chunk, count - done), off_t(offset + done))
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return nil }
+            crc = CacheCRC32.update(crc, UnsafeRawBufferPointer(start: buffer, count: n))
+            body.append(buffer, n)
+            done += n
+        }
+        return crc
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { writeAll(fd, $0) }
+    }
+
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
+        var done = 0
+        while done < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return false }
+            done += n
+        }
+        return true
+    }
+
+    /// Sets the file's modification time to now: it was just used.
+    static func touch(_ fd: Int32) {
+        futimens(fd, nil)
+    }
+}

@@ -1,0 +1,131 @@
+/// Where a stored response lives: the request method and the normalised absolute URL.
+///
+/// Normalisation (RFC 3986 §6.2.2 and §6.2.3, only steps that never change what a server sees):
+/// scheme and host lower-cased; the default port (80 for http, 443 for https) and an empty port
+/// dropped; an empty path becomes `/`; dot segments removed; percent-encodings get upper-case
+/// hex, and those of unreserved characters (`A-Z a-z 0-9 - . _ ~`) are decoded; the fragment is
+/// dropped (it is never sent). The query keeps its order. User information (`user:pass@`) is
+/// taken out of the key and kept apart as a credential (see `HTTPCache`), never stored in clear.
+/// Only http and https URLs with a host have a key.
+public struct CacheKey: Hashable, Sendable {
+    /// `GET https://example.com/a?b` — what entries are filed under.
+    public let string: String
+    /// The normalised URL, without user information.
+    public let url: String
+    /// Lower-cased host, without port or brackets' contents changed (IPv6 literals keep `[]`).
+    public let host: String
+    /// `scheme://host[:port]`, for same-origin checks.
+    public let origin: String
+    /// `user:pass` when the URL had one.
+    public let userinfo: String?
+
+    /// Stored responses are only ever GET responses; HEAD requests are answered from them.
+    public init?(method: String = "GET", url: String) {
+        let ref = URLReference(parsing: url)
+        guard let scheme = ref.scheme?.lowercased(), scheme == "http" || scheme == "https",
+              var authority = ref.authority else { return nil }
+        var userinfo: String? = nil
+        if let at = authority.utf8.lastIndex(of: 0x40) {                   // '@'
+            userinfo = String(authority[..<at])
+            authority = String(authority[authority.index(after: at)...])
+        }
+        var host = authority
+        var port = ""
+        // The port follows the last ':' that is not inside an IPv6 literal.
+        if let colon = authority.utf8.lastIndex(of: 0x3A), !authority[colon...].contains("]") {
+            host = String(authority[..<colon])
+            port = String(authority[authority.index(after: colon)...])
+        }
+        host = host.lowercased()
+        while host.hasSuffix("."), host.count > 1 { host.removeLast() }     // "example.com." is example.com
+        guard !host.isEmpty else { return nil }
+        if port == "80" && scheme == "http" || port == "443" && scheme == "https" { port = "" }
+        if !port.isEmpty {
+            guard port.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else { return nil }
+            let trimmed = port.drop { $0 == "0" }
+            port = trimmed.isEmpty ? "0" : String(trimmed)
+            if port == "80" && scheme == "http" || port == "443" && scheme == "https" { port = "" }
+        }
+        let origin = scheme + "://" + host + (port.isEmpty ? "" : ":" + port)
+        var path = Self.normalizePercent(ref.path)
+        path = path.isEmpty ? "/" : URLReference.removeDotSegments(path)
+        if path.isEmpty || !path.hasPrefix("/") { path = "/" + path }
+        var normalized = origin + path
+        if let query = ref.query { normalized += "?" + Self.normalizePercent(query) }
+        self.url = normalized
+        self.host = host
+        self.origin = origin
+        self.userinfo = (userinfo?.isEmpty ?? true) ? nil : userinfo
+        self.string = method.uppercased() + " " + normalized
+    }
+
+    /// Upper-case hex in percent-encodings; unreserved characters decoded.
+    static func normalizePercent(_ s: String) -> String {
+        let b = Array(s.utf8)
+        guard b.contains(0x25) else { return s }
+        var out: [UInt8] = []
+        out.reserveCapacity(b.count)
+        var i = 0
+        func hex(_ c: UInt8) -> UInt8? {
+            switch c {
+            case 0x30...0x39: c - 0x30
+            case 0x41...0x46: c - 0x41 + 10
+            case 0x61...0x66: c - 0x61 + 10
+            default: nil
+            }
+        }
+        while i < b.count {
+            if b[i] == 0x25, i + 2 < b.count, let hi = hex(b[i + 1]), let lo = hex(b[i + 2]) {
+                let v = hi << 4 | lo
+                let unreserved = (v | 0x20) >= 0x61 && (v | 0x20) <= 0x7A || v >= 0x30 && v <= 0x39
+                    || v == 0x2D || v == 0x2E || v == 0x5F || v == 0x7E
+                if unreserved {
+                    out.append(v)
+                } else {
+                    let digits = Array("0123456789ABCDEF".utf8)
+                    out.append(0x25); out.append(digits[Int(hi)]); out.append(digits[Int(lo)])
+                }
+                i += 3
+            } else {
+                out.append(b[i])
+                i += 1
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+}
+
+/// A host rule: GET responses from matching hosts are stored and served for `ttl` seconds,
+/// whatever their headers say. `pattern` is a host (`cdn.example.com`), `*.` and a domain
+/// (`*.example.com`: every host under it, at any depth, but not `example.com` itself), or `*`
+/// (every host). Matching ignores case and a trailing dot.
+public struct CacheHostRule: Equatable, Sendable {
+    public let pattern: String
+    public let ttl: Double
+
+    public init?(host pattern: String, ttl: Double) {
+        var p = CacheText.trimmed(pattern).lowercased()
+        while p.hasSuffix("."), p.count > 1 { p.removeLast() }
+        guard !p.isEmpty, ttl.isFinite, ttl >= 0 else { return nil }
+        if p != "*" {
+            let body = p.hasPrefix("*.") ? String(p.dropFirst(2)) : p
+            guard !body.isEmpty, !body.contains("*"), !body.contains("/"), !body.contains(" ") else { return nil }
+        }
+        self.pattern = p
+        self.ttl = ttl
+    }
+
+    /// `host` is lower-case (as `CacheKey.host` is).
+    public func matches(_ host: String) -> Bool {
+        if pattern == "*" { return true }
+        if pattern.hasPrefix("*.") { return host.hasSuffix(pattern.dropFirst(1)) && host.count > pattern.count - 1 }
+        return host == pattern
+    }
+
+    /// How specific the rule is: an exact host beats any wildcard, a longer domain a shorter one.
+    var specificity: Int {
+        if pattern == "*" { return 0 }
+        if pattern.hasPrefix("*.") { return pattern.count }
+        return Int.max
+    }
+}

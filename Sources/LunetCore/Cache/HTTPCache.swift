@@ -1,0 +1,372 @@
+import Glibc
+
+/// The HTTP cache: RFC 9111 for a private cache, over a memory tier (LRU, byte limit) and an
+/// optional disk tier (atomic files, checked on read, shared by processes), with host rules
+/// and per-request policies. See docs/cache.md.
+///
+/// A session calls it around each transfer:
+///
+///     switch cache.lookup(request, policy: policy, now: t0) {
+///     case .hit(let stored):      serve stored.response(for: request)      // r.cache = stored.cacheStatus
+///     case .offlineMiss:          fail with LunetError(.offline, …)
+///     case .miss:                 send; then cache.store(request:response:requestTime:responseTime:policy:)
+///     case .stale(let stored, let fields):
+///         send with `fields` added; on a 304: cache.revalidated(stored, with: r, …) ("revalidated");
+///         on another response: cache.store(…) ("miss"); if the server cannot be reached and
+///         stored.mayServeStale: serve stored.response(for: request) ("stale")
+///     }
+///
+/// Every method is thread-safe (one mutex); disk I/O happens under it.
+public final class HTTPCache: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// Bytes the memory tier may hold (0: no memory tier to speak of).
+        public var memoryLimit: Int
+        /// Bytes the disk tier may hold.
+        public var diskLimit: Int
+        /// The disk tier's directory, created when first needed; nil for memory only.
+        /// `HTTPCache.defaultDirectory()` gives the usual one.
+        public var directory: String?
+        /// The most heuristic freshness (§4.2.2) may give, in seconds.
+        public var heuristicCap: Double
+
+        public init(memoryLimit: Int = 32 << 20, diskLimit: Int = 512 << 20, directory: String? = nil,
+                    heuristicCap: Double = CacheRules.defaultHeuristicCap) {
+            self.memoryLimit = memoryLimit
+            self.diskLimit = diskLimit
+            self.directory = directory
+            self.heuristicCap = heuristicCap
+        }
+    }
+
+    public let configuration: Configuration
+    let memory: CacheMemoryTier
+    let disk: CacheDiskTier?
+    private var hostRules: [CacheHostRule] = []
+    private var counters = CacheStats()
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+
+    /// Cheap: no file is touched until the first lookup or store.
+    public init(_ configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        memory = CacheMemoryTier(limit: configuration.memoryLimit)
+        disk = configuration.directory.map { CacheDiskTier(directory: Self.expandingTilde($0), limit: configuration.diskLimit) }
+        mutex = .allocate(capacity: 1)
+        pthread_mutex_init(mutex, nil)
+    }
+
+    deinit {
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    private func locked<T>(_ body: () throws(LunetError) -> T) throws(LunetError) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+
+    private func locked<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body()
+    }
+
+    // MARK: places and clocks
+
+    /// `$XDG_CACHE_HOME/lunet/http` when XDG_CACHE_HOME is an absolute path, else
+    /// `$HOME/.cache/lunet/http` (HOME from the environment, else the password database).
+    public static func defaultDirectory() -> String? {
+        if let x = getenv("XDG_CACHE_HOME").map({ String(cString: $0) }), x.hasPrefix("/") { return x + "/lunet/http" }
+        guard let home = homeDirectory() else { return nil }
+        return home + "/.cache/lunet/http"
+    }
+
+    /// `~` and `~/…` with the home directory; other paths unchanged.
+    public static func expandingTilde(_ path: String) -> String {
+        guard path == "~" || path.hasPrefix("~/"), let home = homeDirectory() else { return path }
+        return home + path.dropFirst()
+    }
+
+    private static func homeDirectory() -> String? {
+        if let h = getenv("HOME").map({ String(cString: $0) }), !h.isEmpty { return h }
+        if let pw = getpwuid(getuid()), let dir = pw.pointee.pw_dir { return String(cString: dir) }
+        return nil
+    }
+
+    /// The wall clock (seconds since the epoch): what `now`, `requestTime` and `responseTime` are.
+    public static func now() -> Double { HTTPDate.currentTime() }
+
+    // MARK: host rules
+
+    /// GETs to hosts matching `host` (`cdn.example.com`, `*.example.com`, `*`) are stored and
+    /// served for `ttl` seconds whatever their headers say. A rule for the same pattern replaces
+    /// the old one; the most specific matching rule applies.
+    public func rule(host: String, ttl: Double) throws(LunetError) {
+        guard let rule = CacheHostRule(host: host, ttl: ttl) else {
+            throw LunetError(.argument, "invalid cache rule: host '\(host)' (a host, '*.domain' or '*') with ttl \(ttl) (seconds, 0 or more)")
+        }
+        locked {
+            hostRules.removeAll { $0.pattern == rule.pattern }
+            hostRules.append(rule)
+        }
+    }
+
+    @discardableResult
+    public func removeRule(host: String) -> Bool {
+        guard let probe = CacheHostRule(host: host, ttl: 0) else { return false }
+        return locked {
+            let before = hostRules.count
+            hostRules.removeAll { $0.pattern == probe.pattern }
+            return hostRules.count != before
+        }
+    }
+
+    public var rules: [CacheHostRule] { locked { hostRules } }
+
+    private func hostRule(for host: String) -> CacheHostRule? {
+        hostRules.filter { $0.matches(host) }.max { $0.specificity < $1.specificity }
+    }
+
+    // MARK: lookup
+
+    /// Request fields that make the cache stand aside: the caller is validating or asking for a
+    /// range itself, and the answer must be the server's.
+    static let bypassFields = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range"]
+
+    /// What to do with `request` (a prepared request: absolute URL, every field it will carry).
+    /// `now`: the wall clock.
+    public func lookup(_ request: HTTPRequest, policy: CachePolicy = .default, now: Double = HTTPCache.now()) -> CacheDecision {
+        locked { lookupLocked(request, policy: policy, now: now) }
+    }
+
+    private func lookupLocked(_ request: HTTPRequest, policy: CachePolicy, now: Double) -> CacheDecision {
+        let q = CacheRules.requestCacheControl(request.headers)
+        let offline = policy == .onlyIfCached || q.onlyIfCached
+        func nothing() -> CacheDecision {
+            counters.misses += 1
+            return offline ? .offlineMiss : .miss
+        }
+        let method = request.method.uppercased()
+        guard method == "GET" || method == "HEAD", policy != .reload, policy != .noStore,
+              !Self.bypassFields.contains(where: { request.headers.contains($0) }),
+              let key = CacheKey(url: request.url) else { return nothing() }
+        let rule = hostRule(for: key.host)
+        let credential = Self.credential(request, key)
+        let accept: (CacheEntry) -> Bool = { e in
+            e.credential == credential && (rule != nil || Self.varyMatches(e.vary, request.headers))
+        }
+        guard let entry = find(key.string, accept) else { return nothing() }
+        let stored = evaluate(entry, now: now, rule: rule)
+        switch policy {
+        case .preferCache, .onlyIfCached:
+            counters.hits += 1
+            return .hit(stored)
+        case .default, .reload, .noStore:
+            if CacheRules.usableWithoutValidation(response: CacheControl(entry.headers), request: q, lifetime: stored.freshnessLifetime,
+                                                  age: stored.age, hostRule: rule != nil) {
+                counters.hits += 1
+                return .hit(stored)
+            }
+            if q.onlyIfCached { return nothing() }
+            counters.validations += 1
+            return .stale(stored, revalidate: CacheRules.conditionalHeaders(for: entry.headers))
+        }
+    }
+
+    /// The most recent accepted variant: from memory, else from disk (then kept in memory).
+    private func find(_ key: String, _ accept: (CacheEntry) -> Bool) -> CacheEntry? {
+        if let e = memory.variants(key).filter(accept).max(by: { $0.recency < $1.recency }) { return e }
+        guard let disk, let e = disk.load(key: key, accept: accept) else { return nil }
+        memory.put(e)
+        return e
+    }
+
+    private func evaluate(_ entry: CacheEntry, now: Double, rule: CacheHostRule?) -> CachedResponse {
+        if let rule {
+            return CachedResponse(entry: entry, now: now, age: Swift.max(0, now - entry.responseTime), freshnessLifetime: rule.ttl,
+                                  heuristic: false, hostRule: rule, mayServeStale: true)
+        }
+        let (lifetime, heuristic) = CacheRules.freshnessLifetime(status: entry.status, headers: entry.headers,
+                                                                 responseTime: entry.responseTime, heuristicCap: configuration.heuristicCap)
+        let age = CacheRules.currentAge(headers: entry.headers, requestTime: entry.requestTime, responseTime: entry.responseTime, now: now)
+        return CachedResponse(entry: entry, now: now, age: age, freshnessLifetime: lifetime, heuristic: heuristic, hostRule: nil,
+                              mayServeStale: CacheRules.mayServeStale(CacheControl(entry.headers)))
+    }
+
+    static func varyMatches(_ fields: [CacheVaryField], _ headers: HTTPHeaders) -> Bool {
+        fields.allSatisfy { $0.name != "*" && CacheRules.varyValue($0.name, in: headers) == $0.value }
+    }
+
+    /// "" without credentials; else a digest of the URL's user information and `Authorization`.
+    static func credential(_ request: HTTPRequest, _ key: CacheKey) -> String {
+        let auth = request.headers.all("Authorization")
+        guard key.userinfo != nil || !auth.isEmpty else { return "" }
+        return CacheSHA256.hex("userinfo:" + (key.userinfo ?? "") + "\nauthorization:" + auth.joined(separator: "\n"), bytes: 16)
+    }
+
+    // MARK: after the network
+
+    /// Hand every response that came from the network here (except a 304 answering a `.stale`
+    /// decision: that goes to `revalidated`). An unsafe method's response invalidates what it
+    /// changed (§4.4); a storable GET response is stored (replacing its variant); anything else
+    /// is left alone. `request` is the request as sent (its fields select variants);
+    /// `requestTime` is when it was sent, `responseTime` when the response arrived (wall clock).
+    @discardableResult
+    public func store(request: HTTPRequest, response: HTTPResponse, requestTime: Double, responseTime: Double,
+                      policy: CachePolicy = .default) -> CacheStoreResult {
+        locked { storeLocked(request: request, response: response, requestTime: requestTime, responseTime: responseTime, policy: policy) }
+    }
+
+    private func storeLocked(request: HTTPRequest, response: HTTPResponse, requestTime: Double, responseTime: Double,
+                             policy: CachePolicy) -> CacheStoreResult {
+        let method = request.method.uppercased()
+        if !CacheRules.isSafe(method: method) { return .invalidated(invalidateLocked(request: request, response: response)) }
+        guard method == "GET" else { return .notStored("only GET responses are stored (not \(method))") }
+        guard policy != .noStore else { return .notStored("the policy is no_store") }
+        if CacheRules.requestCacheControl(request.headers).noStore { return .notStored("the request says no-store") }
+        guard let key = CacheKey(url: response.redirects > 0 ? response.url : request.url) else {
+            return .notStored("not an http(s) URL with a host")
+        }
+        let ruled = hostRule(for: key.host) != nil && CacheRules.hostRuleStatuses.contains(response.status)
+        if !ruled {
+            if case .notStorable(let why) = CacheRules.storability(method: method, requestHeaders: request.headers,
+                                                                   status: response.status, responseHeaders: response.headers) {
+                return .notStored(why)
+            }
+        }
+        let vary = (CacheRules.varyNames(response.headers) ?? ["*"]).map {
+            CacheVaryField(name: $0, value: $0 == "*" ? nil : CacheRules.varyValue($0, in: request.headers))
+        }
+        let entry = CacheEntry(key: key.string, url: response.url, status: response.status, reason: response.reason,
+                               httpVersion: response.httpVersion, headers: CacheRules.storedHeaders(response.headers),
+                               body: response.body, vary: vary, credential: Self.credential(request, key),
+                               requestTime: requestTime, responseTime: responseTime)
+        put(entry)
+        counters.stores += 1
+        return .stored
+    }
+
+    private func put(_ entry: CacheEntry) {
+        memory.put(entry)
+        disk?.write(entry)
+    }
+
+    /// A 304 answering the conditional request of `.stale(stored, …)`: freshens the stored
+    /// response (its fields updated from the 304, §3.2 and §4.3.4; its times the new ones) and
+    /// returns the response to hand the caller (`r.cache` = "revalidated"), with the stored body
+    /// and `Age`. nil when the 304 is not about `stored` (another validator, or not a 304): then
+    /// send the request again without conditional fields.
+    public func revalidated(_ stored: CachedResponse, with notModified: HTTPResponse,
+                            requestTime: Double, responseTime: Double) -> HTTPResponse? {
+        locked { () -> HTTPResponse? in
+            guard notModified.status == 304,
+                  CacheRules.notModifiedSelects(stored: stored.entry.headers, notModified: notModified.headers) else { return nil }
+            let headers = CacheRules.updatedHeaders(stored: stored.entry.headers, with: notModified.headers)
+            let updated = stored.entry.updated(headers: headers, requestTime: requestTime, responseTime: responseTime)
+            let ruled = stored.hostRule != nil
+            if CacheControl(headers).noStore && !ruled {
+                memory.remove(key: updated.key, variant: updated.variant)
+                if let disk { disk.remove(path: disk.path(for: updated)) }
+            } else {
+                put(updated)
+            }
+            counters.revalidations += 1
+            let age = ruled ? 0 : CacheRules.currentAge(headers: headers, requestTime: requestTime, responseTime: responseTime, now: responseTime)
+            var served = headers
+            served.set("Age", CachedResponse.ageString(age))
+            return Self.makeResponse(updated, headers: served, request: notModified.request, timings: notModified.timings,
+                                     connectionsOpened: notModified.connectionsOpened)
+        }
+    }
+
+    /// Invalidation (§4.4) alone: an unsafe method's non-error response removes the stored
+    /// responses of its target URI and of same-origin `Location` / `Content-Location`.
+    /// `store` already does this; returns how many stored responses went.
+    @discardableResult
+    public func invalidate(request: HTTPRequest, response: HTTPResponse) -> Int {
+        locked { invalidateLocked(request: request, response: response) }
+    }
+
+    private func invalidateLocked(request: HTTPRequest, response: HTTPResponse) -> Int {
+        var n = 0
+        for url in CacheRules.invalidatedURLs(method: request.method, requestURL: request.url, status: response.status,
+                                              responseHeaders: response.headers) {
+            if let key = CacheKey(url: url) { n += removeKey(key.string) }
+        }
+        counters.invalidations += n
+        return n
+    }
+
+    private func removeKey(_ key: String) -> Int {
+        let m = memory.remove(key: key)
+        let d = disk?.remove(key: key) ?? 0
+        return Swift.max(m, d)
+    }
+
+    // MARK: management
+
+    /// Removes every stored response for `url` (all variants, every credential); returns how many.
+    @discardableResult
+    public func purge(_ url: String) -> Int {
+        guard let key = CacheKey(url: url) else { return 0 }
+        return locked { removeKey(key.string) }
+    }
+
+    /// Removes every stored response from both tiers (the counters of `stats` stay).
+    public func clear() {
+        locked {
+            memory.removeAll()
+            disk?.removeAll()
+        }
+    }
+
+    public func stats() -> CacheStats {
+        locked {
+            var s = counters
+            s.memoryEntries = memory.entryCount
+            s.memoryBytes = memory.bytes
+            s.memoryLimit = memory.limit
+            if let disk {
+                let u = disk.usage()
+                s.diskEntries = u.entries
+                s.diskBytes = u.bytes
+                s.diskLimit = disk.limit
+                s.diskDirectory = disk.directory
+                s.diskDisabledReason = disk.disabledReason
+                s.lastDiskError = disk.lastError
+            }
+            return s
+        }
+    }
+
+    /// What is stored, both tiers, sorted by URL: for a REPL user. Reads every disk entry's
+    /// metadata (not bodies).
+    public func entries(now: Double = HTTPCache.now()) -> [CacheListing] {
+        locked {
+            var byID: [String: (CacheEntry, Int, Bool, Bool)] = [:]
+            for e in memory.allEntries() { byID[e.variant] = (e, e.body.count, true, false) }
+            for (e, fileSize) in disk?.allEntries() ?? [] {
+                if let m = byID[e.variant] {
+                    byID[e.variant] = (m.0, m.1, true, true)
+                } else {
+                    let bodySize = fileSize - CacheEntryCodec.headerSize - CacheEntryCodec.encodeMetadata(e).count
+                    byID[e.variant] = (e, bodySize, false, true)
+                }
+            }
+            return byID.values.map { (e, size, inMemory, onDisk) in
+                let c = evaluate(e, now: now, rule: CacheKey(url: e.url).flatMap { hostRule(for: $0.host) })
+                return CacheListing(url: e.url, status: e.status, size: size, age: c.age, freshnessLifetime: c.freshnessLifetime,
+                                    isFresh: c.isFresh, inMemory: inMemory, onDisk: onDisk,
+                                    vary: e.vary.map { $0.name + ": " + ($0.value ?? "(absent)") })
+            }.sorted { ($0.url, $0.vary.joined()) < ($1.url, $1.vary.joined()) }
+        }
+    }
+
+    static func makeResponse(_ entry: CacheEntry, headers: HTTPHeaders, request: HTTPRequest, timings: HTTPResponse.Timings,
+                             connectionsOpened: Int) -> HTTPResponse {
+        HTTPResponse(status: entry.status, reason: entry.reason, headers: headers,
+                     body: request.method.uppercased() == "HEAD" ? ByteBuffer() : entry.body,
+                     url: entry.url, httpVersion: entry.httpVersion, timings: timings, request: request,
+                     connectionsOpened: connectionsOpened, redirects: 0)
+    }
+}
