@@ -61,29 +61,42 @@ end
 
 --- Interactive input: the chunk for `code` (as an expression if it is one), or nil and
 --- "incomplete" when more input could complete it, or nil and the syntax error.
+-- Each input gets its own chunk name (input#1, input#2, ...) so errors say which one failed.
+local inputs, input_count = {}, 0
+host.inputs = inputs
+
 function host.compile(code)
-  local fn = load("return " .. code, "=stdin", "t")
-  if fn then return fn end
-  local err
-  fn, err = load(code, "=stdin", "t")
-  if fn then return fn end
-  if string.find(err, "<eof>", 1, true) then return nil, "incomplete" end
-  return nil, err
+  local name = "=input#" .. (input_count + 1)
+  local fn = load("return " .. code, name, "t")
+  if not fn then
+    local err
+    fn, err = load(code, name, "t")
+    if not fn then
+      if string.find(err, "<eof>", 1, true) then return nil, "incomplete" end
+      return nil, err
+    end
+  end
+  input_count = input_count + 1
+  inputs[input_count] = code
+  return fn
 end
+
 
 --- After an interactive line: prints its values (or its error), keeps the first in `_`, and
 --- returns whether it succeeded and the reports of failures nobody looked at.
 --- A failed line as one block: the message, the failing line of the input, and a traceback
 --- of the user's own frames (lunet's internals left out).
-local function line_failure(t, code)
+local function line_failure(t)
   local message = errors.describe(t.error)
   local out = { message }
-  local n = tonumber(message:match("^stdin:(%d+):")) or tonumber((t.traceback or ""):match("\n%s*stdin:(%d+):"))
-  if n and code then
+  local k, n = message:match("^input#(%d+):(%d+):")
+  if not k then k, n = (t.traceback or ""):match("\n%s*input#(%d+):(%d+):") end
+  local code = k and inputs[tonumber(k)]
+  if code then
     local i = 0
     for text in (code .. "\n"):gmatch("(.-)\n") do
       i = i + 1
-      if i == n then out[#out + 1] = string.format("  %d | %s", n, text) break end
+      if i == tonumber(n) then out[#out + 1] = string.format("  input#%s:%s | %s", k, n, text) break end
     end
   end
   local frames = {}
@@ -114,7 +127,7 @@ function host.show(t, color, code)
     return true, unobserved_reports({}, t)
   end
   t._observed = true
-  return false, unobserved_reports({ line_failure(t, code) }, t)
+  return false, unobserved_reports({ line_failure(t) }, t)
 end
 
 return host
