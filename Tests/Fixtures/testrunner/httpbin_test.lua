@@ -1,0 +1,18 @@
+-- Tests that await requests to httpbin (LUNET_HTTPBIN). (A fixture of Tests/lua/testrunner_test.lua.)
+local BIN = os.getenv("LUNET_HTTPBIN")
+
+describe("httpbin", function()
+  test("json", function()
+    local r = http.get(BIN .. "/json")
+    expect(r).to.have_status(200)
+    expect(r).to.have_status("2xx")
+    expect(r).to.have_header("Content-Type", "application/json")
+    expect(r).to.have_json_path("$.slideshow.slides[0].title", "Wake up to WonderWidgets!")
+    expect(r).to.have_json_path("$.slideshow.slides[?(@.type == 'all')].title", "Overview")
+  end)
+
+  test("a status that is not expected", function()
+    local r = http.get(BIN .. "/status/418")
+    expect(r).to.have_status(200)
+  end)
+end)

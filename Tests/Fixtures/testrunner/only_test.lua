@@ -1,0 +1,5 @@
+-- only() narrows the file to the chosen tests. (A fixture of Tests/lua/testrunner_test.lua.)
+test("left out", function() error("not run") end)
+only("chosen", function() end)
+test.only("also chosen", function() end)
+test("left out too", function() error("not run") end)

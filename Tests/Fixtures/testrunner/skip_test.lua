@@ -1,0 +1,5 @@
+-- Skipped tests. (A fixture of Tests/lua/testrunner_test.lua.)
+skip("skip()", function() error("not run") end)
+test.skip("test.skip()")
+test("an option with a reason", { skip = "needs a server" }, function() error("not run") end)
+test("runs", function() end)

@@ -1,0 +1,212 @@
+import XCTest
+@testable import LunetCore
+
+/// Cache-Control, HTTP-date, keys, host-rule patterns, digests: values without a cache.
+final class CacheValuesTests: XCTestCase {
+    // MARK: Cache-Control (RFC 9111 §5.2)
+
+    func testCacheControlDirectivesTable() {
+        struct Case { let value: String; let check: (CacheControl) -> Bool; let line: UInt }
+        let cases: [Case] = [
+            Case(value: "max-age=60", check: { $0.maxAge == 60 }, line: #line),
+            Case(value: "MAX-AGE=60", check: { $0.maxAge == 60 }, line: #line),                       // names ignore case
+            Case(value: "max-age=\"60\"", check: { $0.maxAge == 60 }, line: #line),                   // quoted form accepted (§5.2)
+            Case(value: "max-age=60, max-age=10", check: { $0.maxAge == 60 }, line: #line),           // first occurrence wins
+            Case(value: "max-age=abc", check: { $0.maxAge == 0 }, line: #line),                       // invalid: stale
+            Case(value: "max-age=-1", check: { $0.maxAge == 0 }, line: #line),
+            Case(value: "max-age", check: { $0.maxAge == 0 }, line: #line),
+            Case(value: "max-age=99999999999999999999", check: { $0.maxAge == 2_147_483_648 }, line: #line), // §1.2.2
+            Case(value: "s-maxage=30", check: { $0.sMaxAge == 30 && $0.maxAge == nil }, line: #line),
+            Case(value: "no-store", check: { $0.noStore }, line: #line),
+            Case(value: "no-cache", check: { $0.noCache && $0.noCacheFields.isEmpty }, line: #line),
+            Case(value: "no-cache=\"Set-Cookie, X-Token\"", check: { !$0.noCache && $0.noCacheFields == ["set-cookie", "x-token"] }, line: #line),
+            Case(value: "no-cache=\"a\", no-cache", check: { $0.noCache && $0.noCacheFields == ["a"] }, line: #line),
+            Case(value: "no-cache=x-one", check: { $0.noCacheFields == ["x-one"] }, line: #line),
+            Case(value: "must-revalidate, proxy-revalidate", check: { $0.mustRevalidate && $0.proxyRevalidate }, line: #line),
+            Case(value: "private", check: { $0.isPrivate }, line: #line),
+            Case(value: "private=\"Set-Cookie\"", check: { !$0.isPrivate && $0.privateFields == ["set-cookie"] }, line: #line),
+            Case(value: "public, immutable", check: { $0.isPublic && $0.immutable }, line: #line),
+            Case(value: "max-stale", check: { $0.maxStale == Int.max }, line: #line),
+            Case(value: "max-stale=30", check: { $0.maxStale == 30 }, line: #line),
+            Case(value: "max-stale=x", check: { $0.maxStale == nil }, line: #line),
+            Case(value: "min-fresh=20", check: { $0.minFresh == 20 }, line: #line),
+            Case(value: "only-if-cached", check: { $0.onlyIfCached }, line: #line),
+            Case(value: "stale-while-revalidate=30, stale-if-error=60", check: { $0.staleWhileRevalidate == 30 && $0.staleIfError == 60 }, line: #line),
+            Case(value: "must-understand, no-store", check: { $0.mustUnderstand && $0.noStore }, line: #line),
+            Case(value: "no-transform", check: { $0.noTransform }, line: #line),
+            Case(value: "community=\"UCI\", foo", check: {
+                $0.extensions == [.init(name: "community", value: "UCI"), .init(name: "foo", value: nil)] }, line: #line),
+            Case(value: "  max-age = 5 ,, no-store  ", check: { $0.maxAge == 5 && $0.noStore }, line: #line),  // OWS, empty members
+            Case(value: "max-age=5 junk, no-store", check: { $0.maxAge == nil && $0.noStore }, line: #line),   // a bad member is skipped
+            Case(value: "no-cache=\"a, \\\"b\\\"\", max-age=1", check: { $0.noCacheFields == ["a", "\"b\""] && $0.maxAge == 1 }, line: #line),
+            Case(value: "no-cache=\"unclosed, max-age=1", check: { $0.noCacheFields.isEmpty && $0.maxAge == nil }, line: #line),
+            Case(value: "", check: { $0.isEmpty }, line: #line),
+            Case(value: ",,,", check: { $0.isEmpty }, line: #line),
+            Case(value: "=5", check: { $0.isEmpty }, line: #line),
+        ]
+        for c in cases {
+            XCTAssertTrue(c.check(CacheControl(parsing: c.value)), "Cache-Control: \(c.value) → \(CacheControl(parsing: c.value))", line: c.line)
+        }
+    }
+
+    func testCacheControlCombinesFieldLines() {
+        let cc = CacheControl(HTTPHeaders([("Cache-Control", "max-age=10"), ("cache-control", "must-revalidate"), ("Cache-Control", "max-age=99")]))
+        XCTAssertEqual(cc.maxAge, 10)
+        XCTAssertTrue(cc.mustRevalidate)
+    }
+
+    func testPragmaNoCacheCountsOnlyWithoutCacheControl() {
+        XCTAssertTrue(CacheRules.requestCacheControl(HTTPHeaders([("Pragma", "no-cache")])).noCache)
+        XCTAssertFalse(CacheRules.requestCacheControl(HTTPHeaders([("Pragma", "no-cache"), ("Cache-Control", "max-age=5")])).noCache)
+    }
+
+    // MARK: HTTP-date (RFC 9110 §5.6.7)
+
+    func testHTTPDateParsesTheThreeForms() {
+        // RFC 9110 §5.6.7's examples: the same instant in each form.
+        let instant = 784_111_777.0
+        XCTAssertEqual(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 GMT"), instant)
+        XCTAssertEqual(HTTPDate.parse("Sunday, 06-Nov-94 08:49:37 GMT", now: cacheT0), instant)
+        XCTAssertEqual(HTTPDate.parse("Sun Nov  6 08:49:37 1994"), instant)
+        XCTAssertEqual(HTTPDate.parse("Sun Nov 16 08:49:37 1994"), instant + 10 * 86400)
+        XCTAssertEqual(HTTPDate.parse("  Sun, 06 Nov 1994 08:49:37 GMT "), instant)        // surrounding OWS
+        // RFC 9111 §5.3's Expires example.
+        XCTAssertEqual(HTTPDate.parse("Thu, 01 Dec 1994 16:00:00 GMT"), 786_297_600)
+        XCTAssertEqual(HTTPDate.parse("Thu, 01 Jan 1970 00:00:00 GMT"), 0)
+        XCTAssertEqual(HTTPDate.parse("Thu, 29 Feb 2024 12:00:00 GMT"), 1_709_208_000)
+        XCTAssertEqual(HTTPDate.parse("Wed, 31 Dec 1969 23:59:59 GMT"), -1)
+        XCTAssertEqual(HTTPDate.parse("Sat, 31 Dec 2016 23:59:60 GMT"), 1_483_228_800)      // a leap second
+    }
+
+    func testHTTPDateRFC850TwoDigitYears() {
+        // "more than 50 years in the future" is taken as the past century.
+        let in2023 = cacheT0
+        XCTAssertEqual(HTTPDate.parse("Sunday, 01-Jan-73 00:00:00 GMT", now: in2023), HTTPDate.parse("Sun, 01 Jan 2073 00:00:00 GMT"))
+        XCTAssertEqual(HTTPDate.parse("Tuesday, 01-Jan-74 00:00:00 GMT", now: in2023), HTTPDate.parse("Tue, 01 Jan 1974 00:00:00 GMT"))
+        XCTAssertEqual(HTTPDate.parse("Friday, 01-Jan-44 00:00:00 GMT", now: in2023), HTTPDate.parse("Fri, 01 Jan 2044 00:00:00 GMT"))
+        XCTAssertEqual(HTTPDate.parse("Friday, 01-Jan-99 00:00:00 GMT", now: in2023), HTTPDate.parse("Fri, 01 Jan 1999 00:00:00 GMT"))
+    }
+
+    func testHTTPDateRejectsEverythingElse() {
+        let invalid = [
+            "", "0", "-1", "tomorrow", "1700000000",
+            "Sun, 06 Nov 1994 08:49:37 UTC",        // zone must be GMT
+            "Sun, 06 Nov 1994 08:49:37",            // no zone
+            "Sun, 6 Nov 1994 08:49:37 GMT",         // day must be two digits
+            "sun, 06 nov 1994 08:49:37 GMT",        // names are case-sensitive
+            "Sun, 06 Nov 94 08:49:37 GMT",          // IMF-fixdate has four-digit years
+            "Sun, 31 Feb 1994 08:49:37 GMT",        // no such day
+            "Sun, 29 Feb 2023 08:49:37 GMT",        // not a leap year
+            "Sun, 00 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 24:00:00 GMT",
+            "Sun, 06 Nov 1994 08:60:00 GMT",
+            "Sun, 06 Nov 1994 08:49:61 GMT",
+            "Sun, 06 Nov 1994 08:49:37 GMT junk",
+            "Funday, 06-Nov-94 08:49:37 GMT",
+            "Sun, 06-Nov-94 08:49:37 GMT",          // RFC 850 wants the long day name
+            "Sunday, 06 Nov 1994 08:49:37 GMT",     // IMF-fixdate wants the short one
+            "Sun Nov 6 08:49:37 1994",              // asctime pads the day with a space
+            "Sun Nov  6 08:49:37 94",
+            "Sun, 06 Foo 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 8:49:37 GMT",
+            "Sun, 06 Nov 0000 08:49:37 GMT",
+            "Sun,\u{00A0}06 Nov 1994 08:49:37 GMT",
+        ]
+        for s in invalid { XCTAssertNil(HTTPDate.parse(s, now: cacheT0), s) }
+    }
+
+    func testHTTPDateFormatsIMFFixdate() {
+        XCTAssertEqual(HTTPDate.format(784_111_777), "Sun, 06 Nov 1994 08:49:37 GMT")
+        XCTAssertEqual(HTTPDate.format(0), "Thu, 01 Jan 1970 00:00:00 GMT")
+        XCTAssertEqual(HTTPDate.format(-1), "Wed, 31 Dec 1969 23:59:59 GMT")
+        XCTAssertEqual(HTTPDate.format(cacheT0), "Tue, 14 Nov 2023 22:13:20 GMT")
+        XCTAssertEqual(HTTPDate.format(1_709_208_000.9), "Thu, 29 Feb 2024 12:00:00 GMT")
+        XCTAssertEqual(HTTPDate.format(Double.greatestFiniteMagnitude), "Fri, 31 Dec 9999 23:59:59 GMT")
+        XCTAssertEqual(HTTPDate.format(-Double.greatestFiniteMagnitude), "Mon, 01 Jan 0001 00:00:00 GMT")
+        // Round trips across years, leap days and the epoch's edges.
+        var t = -2_000_000_000.0
+        while t < 5_000_000_000 {
+            XCTAssertEqual(HTTPDate.parse(HTTPDate.format(t)), t, HTTPDate.format(t))
+            t += 7_777_777
+        }
+    }
+
+    func testHTTPDateAgreesWithFoundation() {
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.timeZone = TimeZone(identifier: "GMT")
+        f.dateFormat = "EEE, dd MMM yyyy HH:mm:ss 'GMT'"
+        for t in stride(from: 0.0, to: 4_000_000_000, by: 123_456_789) {
+            XCTAssertEqual(HTTPDate.format(t), f.string(from: Date(timeIntervalSince1970: t)))
+        }
+    }
+
+    // MARK: keys and host rules
+
+    func testKeysNormaliseURLs() {
+        let same = [
+            "https://example.com/a?b=1",
+            "HTTPS://EXAMPLE.COM/a?b=1",
+            "https://example.com:443/a?b=1",
+            "https://example.com./a?b=1",
+            "https://example.com/x/../a?b=1",
+            "https://example.com/./a?b=1#fragment",
+            "https://example.com/%61?b=1",
+            "https://user:pw@example.com/a?b=1",
+        ]
+        for u in same { XCTAssertEqual(CacheKey(url: u)?.string, "GET https://example.com/a?b=1", u) }
+        XCTAssertEqual(CacheKey(url: "http://example.com")?.url, "http://example.com/")
+        XCTAssertEqual(CacheKey(url: "http://example.com:80/")?.url, "http://example.com/")
+        XCTAssertEqual(CacheKey(url: "http://example.com:8080/")?.url, "http://example.com:8080/")
+        XCTAssertEqual(CacheKey(url: "https://example.com:80/")?.url, "https://example.com:80/")
+        XCTAssertEqual(CacheKey(url: "http://[::1]:8080/p")?.origin, "http://[::1]:8080")
+        XCTAssertEqual(CacheKey(url: "http://[::1]/p")?.host, "[::1]")
+        XCTAssertEqual(CacheKey(url: "https://e.com/a%2fb%2Fc")?.url, "https://e.com/a%2Fb%2Fc")   // reserved stays encoded
+        XCTAssertNotEqual(CacheKey(url: "https://e.com/a?x=1&y=2"), CacheKey(url: "https://e.com/a?y=2&x=1"))
+        XCTAssertEqual(CacheKey(url: "https://u:p@e.com/")?.userinfo, "u:p")
+        for bad in ["ftp://example.com/", "/relative", "https:///nohost", "https://example.com:abc/", "mailto:x@y"] {
+            XCTAssertNil(CacheKey(url: bad), bad)
+        }
+    }
+
+    func testHostRulePatterns() {
+        struct Case { let pattern: String; let host: String; let matches: Bool }
+        let cases = [
+            Case(pattern: "*.cdn.example.com", host: "img.cdn.example.com", matches: true),
+            Case(pattern: "*.cdn.example.com", host: "a.b.cdn.example.com", matches: true),
+            Case(pattern: "*.cdn.example.com", host: "cdn.example.com", matches: false),
+            Case(pattern: "*.cdn.example.com", host: "xcdn.example.com", matches: false),
+            Case(pattern: "*.CDN.Example.com", host: "img.cdn.example.com", matches: true),
+            Case(pattern: "cdn.example.com", host: "cdn.example.com", matches: true),
+            Case(pattern: "cdn.example.com.", host: "cdn.example.com", matches: true),
+            Case(pattern: "cdn.example.com", host: "img.cdn.example.com", matches: false),
+            Case(pattern: "*", host: "anything.test", matches: true),
+        ]
+        for c in cases {
+            XCTAssertEqual(CacheHostRule(host: c.pattern, ttl: 1)?.matches(c.host), c.matches, "\(c.pattern) vs \(c.host)")
+        }
+        for bad in ["", "  ", "*.", "a.*.com", "**.x", "x/y"] { XCTAssertNil(CacheHostRule(host: bad, ttl: 1), bad) }
+        XCTAssertNil(CacheHostRule(host: "x.com", ttl: -1))
+        XCTAssertNil(CacheHostRule(host: "x.com", ttl: .nan))
+    }
+
+    // MARK: digests
+
+    func testChecksumsAndDigestsMatchTheirStandards() {
+        XCTAssertEqual(CacheCRC32.checksum(Array("123456789".utf8)), 0xCBF4_3926)
+        XCTAssertEqual(CacheCRC32.checksum([]), 0)
+        // Chunked updates equal one pass, for every split of a buffer longer than 8 bytes.
+        let data = (0..<100).map { UInt8(truncatingIfNeeded: $0 &* 37 &+ 11) }
+        let whole = CacheCRC32.checksum(data)
+        for split in 0...data.count {
+            let a = data[..<split].withUnsafeBytes { CacheCRC32.update(0, $0) }
+            XCTAssertEqual(data[split...].withUnsafeBytes { CacheCRC32.update(a, $0) }, whole)
+        }
+        XCTAssertEqual(CacheSHA256.hex(""), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
+        XCTAssertEqual(CacheSHA256.hex("abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        XCTAssertEqual(CacheSHA256.hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq"),
+                       "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1")
+        XCTAssertEqual(CacheSHA256.hex(String(repeating: "a", count: 1000)).count, 64)
+        XCTAssertEqual(CacheSHA256.hex("abc", bytes: 8), "ba7816bf8f01cfea")
+    }
+}
