@@ -18,6 +18,8 @@ Endpoints:
                     ?status=CODE answers with that status (e.g. 503) instead of 200
   /hits?key=K       same as /hits/K
   /hits-count/K     returns the count for K without incrementing it
+                    (/hits/K takes status=S, until=N (S only for the first N hits) and
+                    retry_after=V (a Retry-After header with S))
   /count            all counters as a JSON object
 Every method is accepted (a request body is read and discarded).
 """
@@ -89,8 +91,8 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD":
             self.wfile.write(body)
 
-    def json(self, obj, status=200):
-        self.reply(status, json.dumps(obj) + "\n", "application/json")
+    def json(self, obj, status=200, headers=()):
+        self.reply(status, json.dumps(obj) + "\n", "application/json", headers)
 
     def gone(self, timeout):
         """Wait up to timeout seconds; True as soon as the client has closed."""
@@ -167,8 +169,15 @@ class Handler(BaseHTTPRequestHandler):
             key = unquote(path[len("/hits/"):]) if path != "/hits" else query.get("key", [""])[0]
             status = int(query.get("status", ["200"])[0])
             n = self.count(key, True)
+            # until=N: answer `status` for the first N hits, then 200 (a server that recovers)
+            until = query.get("until", [None])[0]
+            if until is not None and n > int(until):
+                status = 200
+            headers = []
+            if status != 200 and "retry_after" in query:
+                headers.append(("Retry-After", query["retry_after"][0]))
             self.json({"key": key, "count": n, "method": self.command,
-                       "client_port": self.client_address[1]}, status)
+                       "client_port": self.client_address[1]}, status, headers)
         elif path.startswith("/hits-count/"):
             key = unquote(path[len("/hits-count/"):])
             self.json({"key": key, "count": self.count(key, False)})

@@ -13,6 +13,8 @@ public final class LuaHost {
     var current: OpaquePointer
     /// Registry references handed out and not yet released; tests assert it returns to zero.
     public private(set) var liveReferences = 0
+    /// Descriptors watched for Lua (route changes), released when the host closes.
+    var watchers: [(socket: RouteChangeSocket, callback: Int32)] = []
     private var drainRef: Int32 = LUA_NOREF
     private var hostRef: Int32 = LUA_NOREF
     public private(set) var isClosed = false
@@ -47,6 +49,11 @@ public final class LuaHost {
         guard !isClosed else { return }
         isClosed = true
         loop.cancelAll()
+        for w in watchers {
+            loop.unwatch(w.socket.fd)
+            release(w.callback)
+        }
+        watchers = []
         release(drainRef)
         release(hostRef)
         drainRef = LUA_NOREF

@@ -305,18 +305,20 @@ function M.timings(t)
     return { blocked = -1, dns = -1, connect = -1, ssl = -1, send = 0, wait = 0, receive = 0 }
   end
   local dns, connect, tls, ttfb, total = t.dns or 0, t.connect or 0, t.tls or 0, t.ttfb or 0, t.total or 0
-  local setup_end = math.max(dns, connect, tls)
   local out = { blocked = -1, send = 0 }
-  out.dns = dns > 0 and ms(dns) or -1
-  -- A reused connection has no connect phase (curl reports 0).
   if connect > 0 then
-    out.connect = ms(math.max(0, math.max(connect, tls) - dns))
+    local setup_end = math.max(dns, connect, tls)
+    out.dns = dns > 0 and ms(dns) or -1
+    out.connect = ms(math.max(0, math.max(connect, tls) - dns))   -- HAR's connect includes ssl
     out.ssl = tls > 0 and ms(math.max(0, tls - connect)) or -1
+    out.wait = ms(math.max(0, ttfb - setup_end))
+    out.receive = ms(math.max(0, total - math.max(ttfb, setup_end)))
   else
-    out.connect, out.ssl = -1, -1
+    -- A reused connection: curl reports no connect time (and the look-up it did not need).
+    out.dns, out.connect, out.ssl = -1, -1, -1
+    out.wait = ms(math.max(0, ttfb))
+    out.receive = ms(math.max(0, total - ttfb))
   end
-  out.wait = ms(math.max(0, ttfb - setup_end))
-  out.receive = ms(math.max(0, total - math.max(ttfb, setup_end)))
   return out
 end
 

@@ -6,6 +6,7 @@ local url = require "lunet.url"
 local json = require "lunet.json"
 local response = require "lunet.response"
 local serializers = require "lunet.serializers"
+local retry_policy = require "lunet.retry_policy"
 
 local http = {}
 http.serializers = serializers
@@ -24,7 +25,7 @@ local SESSION_OPTIONS = {
   request = "any", response = "any", accept_status = "any", accept_types = "table",
   cookies = "any", auth = "table", proxy = "string", insecure = "boolean", ca_file = "string",
   http_version = "string", max_body = "any", follow = "boolean", max_redirects = "number",
-  decompress = "boolean", max_concurrent = "number",
+  decompress = "boolean", max_concurrent = "number", retry = "any", wait_for_network = "boolean",
 }
 local REQUEST_OPTIONS = {
   method = "string", url = "string", query = "any", headers = "table", json = "any", form = "table",
@@ -33,7 +34,7 @@ local REQUEST_OPTIONS = {
   connect_timeout = "number", follow = "boolean", max_redirects = "number", max_body = "any",
   insecure = "boolean", ca_file = "string", proxy = "string", http_version = "string",
   response = "any", accept_status = "any", accept_types = "any", cancel = "table",
-  decompress = "boolean", request = "any",
+  decompress = "boolean", request = "any", retry = "any", wait_for_network = "boolean",
 }
 local HTTP_VERSIONS = { ["1.0"] = true, ["1.1"] = true, ["2"] = true, ["2-prior-knowledge"] = true, ["3"] = true }
 
@@ -212,28 +213,85 @@ end
 
 -- Requests --------------------------------------------------------------------------------
 
---- Starts a request; a task of its response.
-function Session:request_async(opts)
-  if type(opts) ~= "table" then errors.argument(1, "request", "options table expected, got " .. type(opts)) end
-  check_options(opts, REQUEST_OPTIONS, "the request")
-  if type(opts.url) ~= "string" then errors.argument(1, "request", "a url string is needed, got " .. type(opts.url)) end
-  local req = build(self, opts)
-  remember_url(req.url)
+-- One attempt: a task of the response (validated and decoded) or of the error.
+local function attempt_async(session, opts, req)
   local t = task.new()
   t.url = req.url
-  local transfer = core.send(self._core, req, function(raw, err)
+  local transfer = core.send(session._core, req, function(raw, err)
     if t.state ~= "pending" then return end
     if err then
       task._reject(t, err)
       return
     end
     local r = response.new(raw)
-    local ok, e = pcall(finish, self, opts, r)
+    local ok, e = pcall(finish, session, opts, r)
     if ok then task._resolve(t, r) else task._reject(t, e) end
   end)
   t:_on_cancel_do(function() core.cancel(transfer) end)
-  if opts.cancel then opts.cancel:_add(t) end
   return t
+end
+
+-- An attempt that first waits for a route when the session asks for it (wait_for_network).
+local function send_async(session, opts, req)
+  local wait = opts.wait_for_network
+  if wait == nil then wait = session._wait_for_network end
+  if wait and not require("lunet.net").online() then
+    local waiting = require("lunet.net").wait_online()
+    local inner
+    local t = waiting:next(function() inner = attempt_async(session, opts, req); return inner end)
+    t.url = req.url
+    t:_on_cancel_do(function() waiting:cancel(); if inner then inner:cancel() end end)
+    return t
+  end
+  return attempt_async(session, opts, req)
+end
+
+--- Starts a request; a task of its response. With a retry policy (the session's or the
+--- request's), failed attempts are tried again as retry_policy decides; `r.attempts` (or
+--- `err.attempts`) lists every attempt: { status =, error =, delay = }.
+function Session:request_async(opts)
+  if type(opts) ~= "table" then errors.argument(1, "request", "options table expected, got " .. type(opts)) end
+  check_options(opts, REQUEST_OPTIONS, "the request")
+  if type(opts.url) ~= "string" then errors.argument(1, "request", "a url string is needed, got " .. type(opts.url)) end
+  local req = build(self, opts)
+  remember_url(req.url)
+  local retry = opts.retry
+  if retry == nil then retry = self._retry end
+  local outer
+  if not retry then
+    outer = send_async(self, opts, req)
+  else
+    if retry == true then retry = {} end
+    outer = task.new()
+    outer.url = req.url
+    local attempts, current = {}, nil
+    local function try(n)
+      current = send_async(self, opts, req)
+      current:continue(function(t)
+        if outer.state ~= "pending" then return end
+        if t.state == "cancelled" then task._cancel(outer); return end
+        local err = t.state == "failed" and t.error or nil
+        local r = t.state == "done" and t.result or (type(err) == "table" and err.response or nil)
+        local record = { status = r and r.status, error = type(err) == "table" and err.kind or err }
+        attempts[#attempts + 1] = record
+        local d = retry_policy.decide(retry, n, type(err) == "table" and err or nil, r, req.method)
+        if d.retry then
+          record.delay = d.delay
+          current = task.delay(d.delay):next(function() try(n + 1) end)
+        elseif err then
+          if type(err) == "table" then err.attempts = attempts end
+          task._reject(outer, err, t.traceback)
+        else
+          rawset(r, "attempts", attempts)
+          task._resolve(outer, r)
+        end
+      end)
+    end
+    outer:_on_cancel_do(function() if current then current:cancel() end end)
+    try(1)
+  end
+  if opts.cancel then opts.cancel:_add(outer) end
+  return outer
 end
 
 function Session:request(opts)
@@ -302,6 +360,8 @@ local function make_session(opts, parent)
   end
   s._accept_status = opts.accept_status
   s._accept_types = opts.accept_types
+  s._retry = opts.retry
+  s._wait_for_network = opts.wait_for_network
   return s
 end
 
@@ -354,6 +414,24 @@ end
 
 function http.request(opts)
   return http.request_async(opts):await()
+end
+
+local queue = require "lunet.queue"
+
+--- An identifier queue over a session (the default one when none is given).
+function http.queue(opts)
+  opts = opts or {}
+  if type(opts) ~= "table" then errors.argument(1, "queue", "options table expected, got " .. type(opts)) end
+  return queue.new(opts.session or default_session(), opts.max_concurrent)
+end
+
+--- Runs a list of requests (URL strings or request tables), `concurrency` at a time.
+function http.batch_async(requests, opts)
+  return queue.batch_async((opts and opts.session) or default_session(), requests, opts)
+end
+
+function http.batch(requests, opts)
+  return http.batch_async(requests, opts):await()
 end
 
 --- Diagnostics: { transfers = transfers in flight now }.

@@ -11,6 +11,7 @@ http = require "lunet.http"
 _G.task = task
 json = require "lunet.json"
 url = require "lunet.url"
+net = require "lunet.net"
 
 local host = {}
 

@@ -54,6 +54,9 @@ void lunet_interrupt_request(void);
 void lunet_interrupt_clear(void);
 int lunet_interrupt_pending(void);
 
+/// A non-blocking NETLINK_ROUTE socket subscribed to link and route changes, or -1.
+int lunet_route_socket(void);
+
 /// "Lua 5.4.4"
 const char *lunet_lua_release(void);
 /// The state's extra space: a pointer slot the host uses to find itself.

@@ -105,8 +105,9 @@ public struct CacheHostRule: Equatable, Sendable {
 
     public init?(host pattern: String, ttl: Double) {
         var p = CacheText.trimmed(pattern).lowercased()
+        let given = p
         while p.hasSuffix("."), p.count > 1 { p.removeLast() }
-        guard !p.isEmpty, ttl.isFinite, ttl >= 0 else { return nil }
+        guard !p.isEmpty, ttl.isFinite, ttl >= 0, p != "*" || given == "*" else { return nil }
         if p != "*" {
             let body = p.hasPrefix("*.") ? String(p.dropFirst(2)) : p
             guard !body.isEmpty, !body.contains("*"), !body.contains("/"), !body.contains(" ") else { return nil }

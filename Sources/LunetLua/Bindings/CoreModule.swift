@@ -1,4 +1,5 @@
 import CLunet
+import Glibc
 import LunetCore
 
 /// `lunet.core`: the private primitives the Lua layer (lua/lunet/*.lua) is written on. Users
@@ -16,7 +17,7 @@ enum CoreModule {
             ("response_connections", ResponseBinding.connections), ("response_headers", ResponseBinding.headers),
             ("response_body", ResponseBinding.body), ("response_text", ResponseBinding.text),
             ("response_json", ResponseBinding.json), ("response_request", ResponseBinding.request),
-            ("version", version),
+            ("version", version), ("isatty", isatty), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
         ]
         s.newTable(hash: Int32(functions.count))
         for (name, fn) in functions {
@@ -51,6 +52,13 @@ enum CoreModule {
 
     static let liveTransfers: lunet_SwiftFunction = { L in
         LuaStack(L!).push(LuaHost.from(L!).loop.liveTransfers)
+        return 1
+    }
+
+    /// Whether a descriptor is a terminal (progress bars only on one).
+    static let isatty: lunet_SwiftFunction = { L in
+        let s = LuaStack(L!)
+        s.push(Glibc.isatty(Int32(s.integer(1) ?? 1)) != 0)
         return 1
     }
 

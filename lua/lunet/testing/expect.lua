@@ -66,7 +66,7 @@ function M.add_response(f, v)
     f.response_status = r.status
     local body = r.body
     if type(body) == "string" and #body > 0 then
-      if utf8.len(body) then f.response_body = show.cut(show.clean(body), 600)
+      if utf8.len(body) then f.response_body = show.cut(show.clean((string.gsub(body, "%s+$", ""))), 600)
       else f.response_body = string.format("(%d bytes, not UTF-8 text)", #body) end
     end
   end)

@@ -97,7 +97,8 @@ local function yaml_field(key, value)
   if type(value) == "number" then return "  " .. key .. ": " .. tostring(value) .. "\n" end
   value = tostring(value)
   if not string.find(value, "\n", 1, true) then
-    return "  " .. key .. ": " .. json.encode(value) .. "\n"
+    -- single-quoted: nothing but ' is special (the text is clean: no control characters)
+    return "  " .. key .. ": '" .. string.gsub(value, "'", "''") .. "'\n"
   end
   local header = string.find(value, "^[ \t]") and "|2-" or "|-"
   return "  " .. key .. ": " .. header .. "\n" .. indent(value, "    ") .. "\n"

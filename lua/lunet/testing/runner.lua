@@ -11,6 +11,9 @@ local show = require "lunet.testing.show"
 local M = {}
 
 local now = core.now
+
+-- Seconds, to the microsecond.
+local function since(t0) return math.floor((now() - t0) * 1e6 + 0.5) / 1e6 end
 local SELF = debug.getinfo(1, "S").source
 
 -- An error caught where it was raised: the value, and where in the test file it happened.
@@ -37,7 +40,7 @@ local function protected(fn, path)
     if getmetatable(e) == Captured then return e end
     local c = setmetatable({ err = e }, Captured)
     if not expect.is_failure(e) then
-      c.traceback = trim_traceback(debug.traceback(errors.describe(e), 2))
+      c.traceback = trim_traceback(debug.traceback("", 2)):gsub("^\n", "")
       local want = "@" .. path
       for level = 2, 80 do
         local info = debug.getinfo(level, "Sl")
@@ -208,7 +211,7 @@ function M.run_file(path, config, on_test, on_loaded)
   env.expect, env.fail = expect.expect, expect.fail
 
   local function finish_file()
-    file.duration = now() - started
+    file.duration = since(started)
     return file
   end
 
@@ -225,7 +228,7 @@ function M.run_file(path, config, on_test, on_loaded)
   loading = false
   if top_failure then
     local record = { name = "(top level)", full_name = show.clean(path), status = "failed", top_level = true,
-                     duration = now() - started, failure = top_failure, output = top_output }
+                     duration = since(started), failure = top_failure, output = top_output }
     file.tests[1] = record
     file.error = top_failure.message
     on_test(record)
@@ -306,7 +309,7 @@ function M.run_file(path, config, on_test, on_loaded)
           record.failure = failure
         end
       end
-      record.duration = now() - t0
+      record.duration = since(t0)
       file.tests[#file.tests + 1] = record
       on_test(record)
     end
