@@ -2,13 +2,14 @@
 local BIN = os.getenv("LUNET_HTTPBIN")
 
 describe("httpbin", function()
-  test("json", function()
-    local r = http.get(BIN .. "/json")
+  test("a JSON echo", function()
+    local r = http.post(BIN .. "/anything", { json = { items = { { id = 1, name = "one" }, { id = 2, name = "two" } } } })
     expect(r).to.have_status(200)
     expect(r).to.have_status("2xx")
     expect(r).to.have_header("Content-Type", "application/json")
-    expect(r).to.have_json_path("$.slideshow.slides[0].title", "Wake up to WonderWidgets!")
-    expect(r).to.have_json_path("$.slideshow.slides[?(@.type == 'all')].title", "Overview")
+    expect(r).to.have_json_path("$.json.items[0].id", 1)
+    expect(r).to.have_json_path("$.json.items[?(@.id == 2)].name", "two")
+    expect(r).to.have_json_path("$.method", "POST")
   end)
 
   test("a status that is not expected", function()

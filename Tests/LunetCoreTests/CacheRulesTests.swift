@@ -1,0 +1,274 @@
+import XCTest
+@testable import LunetCore
+
+/// RFC 9111's rules as pure functions, table by table.
+final class CacheRulesTests: XCTestCase {
+    let date = HTTPDate.format(cacheT0)
+    func at(_ offset: Double) -> String { HTTPDate.format(cacheT0 + offset) }
+
+    // MARK: storability (§3)
+
+    func testStorabilityTable() {
+        struct Case { let method: String; let request: [(String, String)]; let status: Int; let response: [(String, String)]; let storable: Bool; let line: UInt }
+        let day = 86400.0
+        let cases: [Case] = [
+            Case(method: "GET", request: [], status: 200, response: [], storable: true, line: #line),              // heuristically cacheable
+            Case(method: "get", request: [], status: 200, response: [], storable: true, line: #line),
+            Case(method: "HEAD", request: [], status: 200, response: [("Cache-Control", "max-age=60")], storable: false, line: #line),
+            Case(method: "POST", request: [], status: 200, response: [("Cache-Control", "max-age=60")], storable: false, line: #line),
+            Case(method: "GET", request: [], status: 100, response: [], storable: false, line: #line),             // not final
+            Case(method: "GET", request: [], status: 206, response: [("Cache-Control", "max-age=60")], storable: false, line: #line),
+            Case(method: "GET", request: [], status: 304, response: [], storable: false, line: #line),
+            Case(method: "GET", request: [], status: 404, response: [], storable: true, line: #line),              // heuristic status
+            Case(method: "GET", request: [], status: 410, response: [], storable: true, line: #line),
+            Case(method: "GET", request: [], status: 301, response: [], storable: true, line: #line),
+            Case(method: "GET", request: [], status: 302, response: [], storable: false, line: #line),             // needs explicit freshness
+            Case(method: "GET", request: [], status: 302, response: [("Cache-Control", "max-age=60")], storable: true, line: #line),
+            Case(method: "GET", request: [], status: 500, response: [], storable: false, line: #line),
+            Case(method: "GET", request: [], status: 500, response: [("Expires", at(day))], storable: true, line: #line),
+            Case(method: "GET", request: [], status: 503, response: [("Cache-Control", "public")], storable: true, line: #line),
+            Case(method: "GET", request: [], status: 201, response: [("Cache-Control", "private")], storable: true, line: #line),  // private: fine for us
+            Case(method: "GET", request: [], status: 500, response: [("Cache-Control", "s-maxage=60")], storable: false, line: #line), // s-maxage: shared only
+            Case(method: "GET", request: [], status: 200, response: [("Cache-Control", "no-store")], storable: false, line: #line),
+            Case(method: "GET", request: [], status: 200, response: [("Cache-Control", "max-age=60, NO-STORE")], storable: false, line: #line),
+            Case(method: "GET", request: [("Cache-Control", "no-store")], status: 200, response: [("Cache-Control", "max-age=60")], storable: false, line: #line),
+            Case(method: "GET", request: [], status: 200, response: [("Cache-Control", "no-cache")], storable: true, line: #line),  // stored, validated on use
+            Case(method: "GET", request: [], status: 200, response: [("Cache-Control", "must-understand, no-store")], storable: true, line: #line),  // §5.2.2.3
+            Case(method: "GET", request: [], status: 299, response: [("Cache-Control", "must-understand, max-age=60")], storable: false, line: #line),
+            Case(method: "GET", request: [("Authorization", "Bearer x")], status: 200, response: [], storable: true, line: #line),  // §3.5 binds shared caches
+            Case(method: "GET", request: [], status: 200, response: [("Vary", "*")], storable: false, line: #line),
+            Case(method: "GET", request: [], status: 200, response: [("Vary", "Accept, *")], storable: false, line: #line),
+            Case(method: "GET", request: [], status: 200, response: [("Vary", "Accept")], storable: true, line: #line),
+        ]
+        for c in cases {
+            let result = CacheRules.storability(method: c.method, requestHeaders: HTTPHeaders(c.request), status: c.status,
+                                                responseHeaders: HTTPHeaders(c.response))
+            XCTAssertEqual(result == .storable, c.storable, "\(c.method) \(c.status) \(c.response): \(result)", line: c.line)
+        }
+    }
+
+    func testStoredHeadersDropHopByHopProxyAndCookieFields() {
+        let stored = CacheRules.storedHeaders(HTTPHeaders([
+            ("Content-Type", "text/plain"), ("Connection", "keep-alive, X-Hop"), ("Keep-Alive", "timeout=5"), ("X-Hop", "1"),
+            ("Transfer-Encoding", "chunked"), ("Set-Cookie", "s=1"), ("Proxy-Authenticate", "Basic"), ("ETag", "\"a\""),
+        ]))
+        XCTAssertEqual(stored.fields.map(\.name), ["Content-Type", "ETag"])
+    }
+
+    // MARK: freshness lifetime (§4.2.1, §4.2.2)
+
+    func testFreshnessLifetimeTable() {
+        struct Case { let status: Int; let headers: [(String, String)]; let lifetime: Double; let heuristic: Bool; let line: UInt }
+        let day = 86400.0
+        let cases: [Case] = [
+            Case(status: 200, headers: [("Cache-Control", "max-age=60")], lifetime: 60, heuristic: false, line: #line),
+            Case(status: 200, headers: [("Cache-Control", "max-age=60"), ("Expires", at(3600))], lifetime: 60, heuristic: false, line: #line),
+            Case(status: 200, headers: [("Cache-Control", "s-maxage=600")], lifetime: 0, heuristic: false, line: #line),   // ignored
+            Case(status: 200, headers: [("Cache-Control", "s-maxage=600, max-age=5")], lifetime: 5, heuristic: false, line: #line),
+            Case(status: 200, headers: [("Expires", at(3600))], lifetime: 3600, heuristic: false, line: #line),
+            Case(status: 200, headers: [("Expires", at(-3600))], lifetime: 0, heuristic: false, line: #line),
+            Case(status: 200, headers: [("Expires", "0")], lifetime: 0, heuristic: false, line: #line),                   // §5.3: invalid is past
+            Case(status: 200, headers: [("Expires", "tomorrow"), ("Last-Modified", at(-10 * day))], lifetime: 0, heuristic: false, line: #line),
+            Case(status: 200, headers: [("Expires", at(100)), ("Expires", at(999))], lifetime: 100, heuristic: false, line: #line),  // the first
+            Case(status: 200, headers: [("Cache-Control", "max-age=oops"), ("Expires", at(3600))], lifetime: 0, heuristic: false, line: #line),
+            Case(status: 200, headers: [("Last-Modified", at(-5 * day))], lifetime: 0.5 * day, heuristic: true, line: #line),  // 10%
+            Case(status: 200, headers: [("Last-Modified", at(-100 * day))], lifetime: day, heuristic: true, line: #line),     // capped
+            Case(status: 200, headers: [("Last-Modified", at(60))], lifetime: 0, heuristic: false, line: #line),              // in the future
+            Case(status: 200, headers: [("Last-Modified", "garbage")], lifetime: 0, heuristic: false, line: #line),
+            Case(status: 200, headers: [], lifetime: 0, heuristic: false, line: #line),
+            Case(status: 404, headers: [("Last-Modified", at(-1000))], lifetime: 100, heuristic: true, line: #line),
+            Case(status: 500, headers: [("Last-Modified", at(-1000))], lifetime: 0, heuristic: false, line: #line),           // not heuristic
+            Case(status: 500, headers: [("Last-Modified", at(-1000)), ("Cache-Control", "public")], lifetime: 100, heuristic: true, line: #line),
+        ]
+        for c in cases {
+            var h = HTTPHeaders(c.headers)
+            h.add("Date", date)
+            let (lifetime, heuristic) = CacheRules.freshnessLifetime(status: c.status, headers: h, responseTime: cacheT0)
+            XCTAssertEqual(lifetime, c.lifetime, accuracy: 0.001, "\(c.status) \(c.headers)", line: c.line)
+            XCTAssertEqual(heuristic, c.heuristic, "\(c.status) \(c.headers)", line: c.line)
+        }
+    }
+
+    func testExpiresWithoutDateCountsFromTheResponseTime() {
+        let h = HTTPHeaders([("Expires", at(3600))])
+        XCTAssertEqual(CacheRules.freshnessLifetime(status: 200, headers: h, responseTime: cacheT0 + 600).lifetime, 3000)
+        XCTAssertEqual(CacheRules.freshnessLifetime(status: 200, headers: HTTPHeaders([("Date", "nonsense"), ("Expires", at(3600))]),
+                                                    responseTime: cacheT0).lifetime, 3600)
+    }
+
+    // MARK: age (§4.2.3)
+
+    func testCurrentAgeTable() {
+        struct Case { let headers: [(String, String)]; let request: Double; let response: Double; let now: Double; let age: Double; let line: UInt }
+        let cases: [Case] = [
+            // Date = response time, no Age, instant transfer: age is the time since.
+            Case(headers: [("Date", at(0))], request: 0, response: 0, now: 100, age: 100, line: #line),
+            // Age counts, plus the response delay (corrected_age_value = age_value + response_delay).
+            Case(headers: [("Date", at(0)), ("Age", "60")], request: -2, response: 0, now: 0, age: 62, line: #line),
+            Case(headers: [("Date", at(0)), ("Age", "60")], request: -2, response: 0, now: 10, age: 72, line: #line),
+            // apparent_age = response_time - date_value, when greater.
+            Case(headers: [("Date", at(-100)), ("Age", "10")], request: 0, response: 0, now: 0, age: 100, line: #line),
+            // A Date in the future gives no negative age.
+            Case(headers: [("Date", at(500))], request: 0, response: 0, now: 0, age: 0, line: #line),
+            // No Date: date_value is the response time.
+            Case(headers: [], request: -1, response: 0, now: 5, age: 6, line: #line),
+            // An Age that is not delta-seconds is ignored.
+            Case(headers: [("Date", at(0)), ("Age", "-5")], request: 0, response: 0, now: 0, age: 0, line: #line),
+            Case(headers: [("Date", at(0)), ("Age", "ten")], request: 0, response: 0, now: 0, age: 0, line: #line),
+            Case(headers: [("Date", at(0)), ("Age", " 7 ")], request: 0, response: 0, now: 0, age: 7, line: #line),
+            // A clock that went backwards makes no negative resident time.
+            Case(headers: [("Date", at(0))], request: 0, response: 0, now: -50, age: 0, line: #line),
+        ]
+        for c in cases {
+            let age = CacheRules.currentAge(headers: HTTPHeaders(c.headers), requestTime: cacheT0 + c.request,
+                                            responseTime: cacheT0 + c.response, now: cacheT0 + c.now)
+            XCTAssertEqual(age, c.age, accuracy: 0.001, "\(c.headers)", line: c.line)
+        }
+    }
+
+    // MARK: using a stored response (§4, §4.2.4, §5.2.1)
+
+    func testUsableWithoutValidationTable() {
+        struct Case { let response: String; let request: String; let lifetime: Double; let age: Double; let rule: Bool; let usable: Bool; let line: UInt }
+        let cases: [Case] = [
+            Case(response: "max-age=100", request: "", lifetime: 100, age: 50, rule: false, usable: true, line: #line),
+            Case(response: "max-age=100", request: "", lifetime: 100, age: 100, rule: false, usable: false, line: #line),   // fresh is lifetime > age
+            Case(response: "max-age=100", request: "", lifetime: 100, age: 150, rule: false, usable: false, line: #line),
+            Case(response: "no-cache, max-age=100", request: "", lifetime: 100, age: 1, rule: false, usable: false, line: #line),
+            Case(response: "max-age=100", request: "no-cache", lifetime: 100, age: 1, rule: false, usable: false, line: #line),
+            Case(response: "max-age=100", request: "max-age=30", lifetime: 100, age: 50, rule: false, usable: false, line: #line),
+            Case(response: "max-age=100", request: "max-age=60", lifetime: 100, age: 50, rule: false, usable: true, line: #line),
+            Case(response: "max-age=100", request: "max-age=0", lifetime: 100, age: 0, rule: false, usable: true, line: #line),
+            Case(response: "max-age=100", request: "min-fresh=60", lifetime: 100, age: 50, rule: false, usable: false, line: #line),
+            Case(response: "max-age=100", request: "min-fresh=40", lifetime: 100, age: 50, rule: false, usable: true, line: #line),
+            Case(response: "max-age=100", request: "max-stale=60", lifetime: 100, age: 150, rule: false, usable: true, line: #line),
+            Case(response: "max-age=100", request: "max-stale=40", lifetime: 100, age: 150, rule: false, usable: false, line: #line),
+            Case(response: "max-age=100", request: "max-stale", lifetime: 100, age: 1e9, rule: false, usable: true, line: #line),
+            Case(response: "max-age=100, must-revalidate", request: "max-stale", lifetime: 100, age: 150, rule: false, usable: false, line: #line),
+            Case(response: "max-age=100, must-revalidate", request: "", lifetime: 100, age: 50, rule: false, usable: true, line: #line),
+            Case(response: "no-cache", request: "max-stale", lifetime: 0, age: 5, rule: false, usable: false, line: #line),
+            Case(response: "max-age=100", request: "max-stale=100, max-age=120", lifetime: 100, age: 150, rule: false, usable: false, line: #line),
+            // Host rules: the response's own directives do not count, the request's do.
+            Case(response: "no-cache, must-revalidate", request: "", lifetime: 100, age: 50, rule: true, usable: true, line: #line),
+            Case(response: "no-store", request: "no-cache", lifetime: 100, age: 50, rule: true, usable: false, line: #line),
+        ]
+        for c in cases {
+            let usable = CacheRules.usableWithoutValidation(response: CacheControl(parsing: c.response), request: CacheControl(parsing: c.request),
+                                                            lifetime: c.lifetime, age: c.age, hostRule: c.rule)
+            XCTAssertEqual(usable, c.usable, "response \(c.response), request \(c.request), lifetime \(c.lifetime), age \(c.age)", line: c.line)
+        }
+    }
+
+    func testStaleMayBeServedWhenDisconnectedUnlessForbidden() {
+        XCTAssertTrue(CacheRules.mayServeStale(CacheControl(parsing: "max-age=10")))
+        XCTAssertFalse(CacheRules.mayServeStale(CacheControl(parsing: "max-age=10, must-revalidate")))
+        XCTAssertFalse(CacheRules.mayServeStale(CacheControl(parsing: "no-cache")))
+        XCTAssertTrue(CacheRules.mayServeStale(CacheControl(parsing: "no-cache"), hostRule: true))
+    }
+
+    // MARK: validation (§4.3)
+
+    func testConditionalHeaders() {
+        func fields(_ h: [(String, String)]) -> [String] { CacheRules.conditionalHeaders(for: HTTPHeaders(h)).map { "\($0.0): \($0.1)" } }
+        XCTAssertEqual(fields([("ETag", "\"v1\"")]), ["If-None-Match: \"v1\""])
+        XCTAssertEqual(fields([("ETag", "W/\"v1\"")]), ["If-None-Match: W/\"v1\""])
+        XCTAssertEqual(fields([("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")]), ["If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT"])
+        XCTAssertEqual(fields([("ETag", "\"v1\""), ("Last-Modified", "Sun, 06 Nov 1994 08:49:37 GMT")]),
+                       ["If-None-Match: \"v1\"", "If-Modified-Since: Sun, 06 Nov 1994 08:49:37 GMT"])
+        XCTAssertEqual(fields([("Last-Modified", "yesterday")]), [])
+        XCTAssertEqual(fields([]), [])
+    }
+
+    func testNotModifiedSelectsTheStoredResponse() {
+        struct Case { let stored: [(String, String)]; let notModified: [(String, String)]; let selects: Bool; let line: UInt }
+        let lm = "Sun, 06 Nov 1994 08:49:37 GMT"
+        let cases: [Case] = [
+            Case(stored: [("ETag", "\"a\"")], notModified: [("ETag", "\"a\"")], selects: true, line: #line),
+            Case(stored: [("ETag", "\"a\"")], notModified: [("ETag", "\"b\"")], selects: false, line: #line),
+            Case(stored: [("ETag", "W/\"a\"")], notModified: [("ETag", "\"a\"")], selects: true, line: #line),
+            Case(stored: [("ETag", "\"a\"")], notModified: [("ETag", "W/\"a\"")], selects: true, line: #line),
+            Case(stored: [], notModified: [("ETag", "\"a\"")], selects: false, line: #line),
+            Case(stored: [("ETag", "\"a\"")], notModified: [], selects: true, line: #line),     // a 304 without validators
+            Case(stored: [("Last-Modified", lm)], notModified: [("Last-Modified", lm)], selects: true, line: #line),
+            Case(stored: [("Last-Modified", lm)], notModified: [("Last-Modified", "Mon, 07 Nov 1994 08:49:37 GMT")], selects: false, line: #line),
+        ]
+        for c in cases {
+            XCTAssertEqual(CacheRules.notModifiedSelects(stored: HTTPHeaders(c.stored), notModified: HTTPHeaders(c.notModified)), c.selects, line: c.line)
+        }
+    }
+
+    func testA304UpdatesStoredFields() {
+        let stored = HTTPHeaders([("Content-Type", "text/plain"), ("Content-Length", "5"), ("ETag", "\"a\""), ("Cache-Control", "max-age=10"),
+                                  ("Date", at(-100)), ("X-Old", "1"), ("Content-Encoding", "gzip")])
+        let notModified = HTTPHeaders([("Cache-Control", "max-age=600"), ("Date", at(0)), ("Content-Length", "0"), ("X-New", "2"),
+                                       ("Connection", "X-Hop"), ("X-Hop", "h"), ("Content-Encoding", "br"), ("Set-Cookie", "s=1"), ("ETag", "\"a\"")])
+        let updated = CacheRules.updatedHeaders(stored: stored, with: notModified)
+        XCTAssertEqual(updated["Cache-Control"], "max-age=600")
+        XCTAssertEqual(updated["Date"], at(0))
+        XCTAssertEqual(updated["Content-Length"], "5")          // the stored body's
+        XCTAssertEqual(updated["Content-Encoding"], "gzip")
+        XCTAssertEqual(updated["X-Old"], "1")
+        XCTAssertEqual(updated["X-New"], "2")
+        XCTAssertNil(updated["X-Hop"])
+        XCTAssertNil(updated["Connection"])
+        XCTAssertNil(updated["Set-Cookie"])
+        XCTAssertEqual(updated.all("Cache-Control").count, 1)
+    }
+
+    // MARK: Vary (§4.1)
+
+    func testVaryNamesAndValues() {
+        XCTAssertEqual(CacheRules.varyNames(HTTPHeaders([("Vary", "Accept-Encoding, accept-language"), ("Vary", "ACCEPT-ENCODING")])),
+                       ["accept-encoding", "accept-language"])
+        XCTAssertEqual(CacheRules.varyNames(HTTPHeaders()), [])
+        XCTAssertNil(CacheRules.varyNames(HTTPHeaders([("Vary", "*")])))
+        struct Case { let a: [(String, String)]; let b: [(String, String)]; let same: Bool; let line: UInt }
+        let cases: [Case] = [
+            Case(a: [("Accept-Language", "en, fr")], b: [("accept-language", "en,fr")], same: true, line: #line),
+            Case(a: [("Accept-Language", "en,  fr")], b: [("Accept-Language", "en"), ("Accept-Language", "fr")], same: true, line: #line),
+            Case(a: [("Accept-Language", " en ")], b: [("Accept-Language", "en")], same: true, line: #line),
+            Case(a: [("Accept-Language", "en")], b: [("Accept-Language", "fr")], same: false, line: #line),
+            Case(a: [("Accept-Language", "en")], b: [], same: false, line: #line),
+            Case(a: [], b: [], same: true, line: #line),
+            Case(a: [("Accept-Language", "")], b: [], same: false, line: #line),          // empty is not absent
+            Case(a: [("X", "a  b")], b: [("X", "a b")], same: true, line: #line),
+            Case(a: [("X", "\"a  b\"")], b: [("X", "\"a b\"")], same: false, line: #line), // inside quotes, spaces count
+        ]
+        for c in cases {
+            let name = c.a.first?.0 ?? c.b.first?.0 ?? "Accept-Language"
+            XCTAssertEqual(CacheRules.varyValue(name, in: HTTPHeaders(c.a)) == CacheRules.varyValue(name, in: HTTPHeaders(c.b)), c.same,
+                           "\(c.a) vs \(c.b)", line: c.line)
+        }
+        let secret = CacheRules.varyValue("Authorization", in: HTTPHeaders([("Authorization", "Bearer s3cret")]))
+        XCTAssertTrue(secret?.hasPrefix("sha256:") == true)
+        XCTAssertFalse(secret?.contains("s3cret") == true)
+    }
+
+    // MARK: invalidation (§4.4)
+
+    func testInvalidationTable() {
+        struct Case { let method: String; let status: Int; let headers: [(String, String)]; let urls: [String]; let line: UInt }
+        let target = "https://example.com/items/1"
+        let cases: [Case] = [
+            Case(method: "POST", status: 200, headers: [], urls: [target], line: #line),
+            Case(method: "PUT", status: 204, headers: [], urls: [target], line: #line),
+            Case(method: "DELETE", status: 202, headers: [], urls: [target], line: #line),
+            Case(method: "PATCH", status: 303, headers: [], urls: [target], line: #line),
+            Case(method: "PURGE", status: 200, headers: [], urls: [target], line: #line),               // unknown: unsafe
+            Case(method: "POST", status: 404, headers: [], urls: [], line: #line),                      // error: nothing
+            Case(method: "POST", status: 500, headers: [], urls: [], line: #line),
+            Case(method: "GET", status: 200, headers: [], urls: [], line: #line),
+            Case(method: "HEAD", status: 200, headers: [], urls: [], line: #line),
+            Case(method: "OPTIONS", status: 200, headers: [], urls: [], line: #line),
+            Case(method: "POST", status: 201, headers: [("Location", "/items/2")], urls: [target, "https://example.com/items/2"], line: #line),
+            Case(method: "POST", status: 201, headers: [("Location", "2"), ("Content-Location", "https://EXAMPLE.com:443/items/1/")],
+                 urls: [target, "https://example.com/items/2", "https://example.com/items/1/"], line: #line),
+            Case(method: "POST", status: 201, headers: [("Location", "https://other.example/items/2")], urls: [target], line: #line),  // other origin
+            Case(method: "POST", status: 201, headers: [("Location", "http://example.com/items/2")], urls: [target], line: #line),     // other scheme
+        ]
+        for c in cases {
+            XCTAssertEqual(CacheRules.invalidatedURLs(method: c.method, requestURL: target, status: c.status, responseHeaders: HTTPHeaders(c.headers)),
+                           c.urls, "\(c.method) \(c.status)", line: c.line)
+        }
+    }
+}
