@@ -18,6 +18,17 @@ public final class EventLoop {
     private var watchers: [Int32: () -> Void] = [:]
     private let inbox = Inbox()
     private var addedSinceLastPerform = false
+    /// Transfers with progress or chunks waiting for delivery this turn.
+    private var eventful: [Transfer] = []
+
+    func noteEventful(_ t: Transfer) { eventful.append(t) }
+
+    private func deliverEvents() {
+        guard !eventful.isEmpty else { return }
+        let list = eventful
+        eventful.removeAll(keepingCapacity: true)
+        for t in list { t.deliverEvents() }
+    }
 
     /// The host's work for the start of each turn (it drains the Lua run queue).
     public var runDueWorkHandler: (() -> Void)?
@@ -71,6 +82,15 @@ public final class EventLoop {
     func start(_ t: Transfer, cookies: CookieJar?) -> Transfer {
         assertOwner()
         guard t.state == .created else { return t }
+        return startConfigured(t, cookies: cookies)
+    }
+
+    /// Starts a transfer the caller made and set up (a file target, progress, chunks).
+    @discardableResult
+    public func startConfigured(_ t: Transfer, cookies: CookieJar? = nil) -> Transfer {
+        assertOwner()
+        guard t.state == .created else { return t }
+        t.loop = self
         let h = idleHandles.popLast() ?? curl_easy_init()!
         if let problem = t.configure(h) {
             curl_easy_reset(h)
@@ -201,6 +221,7 @@ public final class EventLoop {
             addedSinceLastPerform = false
             var running: Int32 = 0
             curl_multi_perform(multi, &running)
+            deliverEvents()
             finishCompleted()
         }
         var timeout: Int32 = 0
@@ -214,6 +235,7 @@ public final class EventLoop {
         poll(timeout: timeout)
         var still: Int32 = 0
         curl_multi_perform(multi, &still)
+        deliverEvents()
         finishCompleted()
         fireDueTimers()
         for work in inbox.takeAll() { work() }

@@ -6,6 +6,8 @@ public struct HTTPRequest {
         case bytes(ByteBuffer)
         /// multipart/form-data; file parts are streamed from disk while the request is sent.
         case multipart([MultipartPart])
+        /// A file's contents, read in chunks while the request is sent (an upload).
+        case file(String)
     }
 
     public var method: String

@@ -18,6 +18,9 @@ public final class HTTPResponse {
     /// New connections this transfer opened (0 when it reused one).
     public let connectionsOpened: Int
     public let redirects: Int
+    /// For a download: bytes written to the file by this transfer, whether a 200 made it start
+    /// over from zero, and the file's size after the last byte.
+    public internal(set) var download: (written: Int64, restarted: Bool, size: Int64)?
 
     public init(status: Int, reason: String, headers: HTTPHeaders, body: ByteBuffer, url: String, httpVersion: String,
                 timings: Timings, request: HTTPRequest, connectionsOpened: Int, redirects: Int) {

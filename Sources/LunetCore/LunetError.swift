@@ -7,6 +7,8 @@ public struct LunetError: Error, CustomStringConvertible, Sendable {
         case status
         case contentType = "content_type"
         case decode, offline, `protocol`, argument
+        /// A local file could not be read or written (disk full, permissions).
+        case io
     }
 
     public var kind: Kind

@@ -121,8 +121,9 @@ public final class Session {
 
     /// Prepares and starts `request`. A request that cannot be prepared fails through
     /// `completion` on a later turn, like any other failure.
+    /// `configure` sets the transfer up before it starts (a file target, progress, chunks).
     @discardableResult
-    public func send(_ request: HTTPRequest, completion: @escaping Transfer.Completion) -> Transfer {
+    public func send(_ request: HTTPRequest, configure: ((Transfer) -> Void)? = nil, completion: @escaping Transfer.Completion) -> Transfer {
         let prepared: HTTPRequest
         do {
             prepared = try prepare(request)
@@ -130,7 +131,9 @@ public final class Session {
             return loop.fail(request, error, completion: completion)
         }
         guard let limit = configuration.maxConcurrent, limit > 0 else {
-            return loop.start(prepared, cookies: cookies, completion: completion)
+            let t = Transfer(request: prepared, completion: completion)
+            configure?(t)
+            return loop.startConfigured(t, cookies: cookies)
         }
         var transfer: Transfer!
         transfer = Transfer(request: prepared) { [weak self] result in
@@ -138,6 +141,7 @@ public final class Session {
             transfer = nil
             completion(result)
         }
+        configure?(transfer)
         line.append(transfer)
         startWaiting(limit: limit)
         return transfer

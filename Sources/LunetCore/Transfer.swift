@@ -25,8 +25,27 @@ public final class Transfer {
     /// Set from a callback that stopped the transfer on purpose (a body over max_body).
     var abortReason: LunetError?
     let maxBody: Int?
+    /// The status of the response being received (each redirect or 100 starts a new one).
+    var currentStatus = 0
 
-    init(request: HTTPRequest, completion: @escaping Completion) {
+    // MARK: downloads, uploads, progress
+
+    /// Where a 2xx body goes instead of memory (a download).
+    public var fileTarget: FileTarget?
+    /// When set, the body arrives as chunks handed to `onEvents` (and is not kept in memory).
+    public var streamChunks = false
+    /// Whether curl reports progress (see `progress`).
+    public var wantsProgress = false
+    /// Runs on the loop, once per turn at most, when progress or chunks are waiting.
+    public var onEvents: ((Transfer) -> Void)?
+    public private(set) var pendingChunks: [ByteBuffer] = []
+    /// (downloaded, download total, uploaded, upload total) as curl last reported them.
+    public private(set) var progress: (download: Int64, downloadTotal: Int64, upload: Int64, uploadTotal: Int64) = (0, 0, 0, 0)
+    var eventful = false
+    weak var loop: EventLoop?
+    var uploadFD: Int32 = -1
+
+    public init(request: HTTPRequest, completion: @escaping Completion) {
         self.request = request
         self.completion = completion
         self.maxBody = request.options.maxBody
@@ -35,6 +54,7 @@ public final class Transfer {
 
     deinit {
         if let headerList { curl_slist_free_all(headerList) }
+        if uploadFD >= 0 { close(uploadFD) }
         if let mime { curl_mime_free(mime) }
         errorBuffer.deallocate()
     }
@@ -44,6 +64,8 @@ public final class Transfer {
     /// Runs the completion once, whatever path got here.
     func finish(_ result: Result<HTTPResponse, LunetError>) {
         guard state != .finished else { return }
+        deliverEvents()
+        fileTarget?.close()
         state = .finished
         let done = completion
         completion = nil
@@ -87,6 +109,8 @@ public final class Transfer {
             check(lunet_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, b.count > 0 ? UnsafeMutableRawPointer(b.base) : emptyBody))
         } else if case .multipart(let parts) = request.body {
             if let problem = configureMultipart(h, parts) { return problem }
+        } else if case .file(let path) = request.body {
+            if let problem = configureUpload(h, path) { return problem }
         } else if request.method == "POST" {
             check(lunet_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, 0))
             check(lunet_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, emptyBody))
@@ -110,7 +134,13 @@ public final class Transfer {
         headerList = list
         if let list { check(lunet_easy_setopt_slist(h, CURLOPT_HTTPHEADER, list)) }
 
-        if o.decompress ?? true { check(lunet_easy_setopt_str(h, CURLOPT_ACCEPT_ENCODING, "")) }
+        if o.decompress ?? true, fileTarget == nil { check(lunet_easy_setopt_str(h, CURLOPT_ACCEPT_ENCODING, "")) }
+        if wantsProgress {
+            check(lunet_easy_setopt_long(h, CURLOPT_NOPROGRESS, 0))
+            check(lunet_easy_setopt_xferinfo(h, CURLOPT_XFERINFOFUNCTION, transferProgressCallback))
+            check(lunet_easy_setopt_ptr(h, CURLOPT_XFERINFODATA, me))
+        }
+        if let target = fileTarget, let problem = target.open() { return problem }
         check(lunet_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, (o.followRedirects ?? true) ? 1 : 0))
         check(lunet_easy_setopt_long(h, CURLOPT_MAXREDIRS, o.maxRedirects ?? 10))
         if let t = o.timeout, t > 0 { check(lunet_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Int(max(1, t * 1000)))) }
@@ -166,9 +196,82 @@ public final class Transfer {
         return nil
     }
 
+    /// An upload: curl reads the file through the read callback, in chunks.
+    private func configureUpload(_ h: UnsafeMutableRawPointer, _ path: String) -> LunetError? {
+        var info = stat()
+        uploadFD = open(path, O_RDONLY | O_CLOEXEC)
+        guard uploadFD >= 0, fstat(uploadFD, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {
+            return LunetError(.io, "cannot read the file to upload '\(path)': \(String(cString: strerror(errno)))", url: request.url)
+        }
+        let me = Unmanaged.passUnretained(self).toOpaque()
+        _ = lunet_easy_setopt_read(h, CURLOPT_READFUNCTION, transferReadCallback)
+        _ = lunet_easy_setopt_ptr(h, CURLOPT_READDATA, me)
+        if request.method == "POST" {
+            _ = lunet_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(info.st_size))
+        } else {
+            _ = lunet_easy_setopt_long(h, CURLOPT_UPLOAD, 1)
+            _ = lunet_easy_setopt_off(h, CURLOPT_INFILESIZE_LARGE, curl_off_t(info.st_size))
+            if request.method != "PUT" { _ = lunet_easy_setopt_str(h, CURLOPT_CUSTOMREQUEST, request.method) }
+        }
+        return nil
+    }
+
+    func readUpload(_ buffer: UnsafeMutablePointer<CChar>, _ n: Int) -> Int {
+        while true {
+            let r = read(uploadFD, buffer, n)
+            if r >= 0 { return r }
+            if errno == EINTR { continue }
+            abortReason = LunetError(.io, "reading the file to upload failed: \(String(cString: strerror(errno)))", url: request.url)
+            return Int(CURL_READFUNC_ABORT)
+        }
+    }
+
+    func reportProgress(_ dltotal: Int64, _ dlnow: Int64, _ ultotal: Int64, _ ulnow: Int64) {
+        let now = (download: dlnow, downloadTotal: dltotal, upload: ulnow, uploadTotal: ultotal)
+        if now != progress {
+            progress = now
+            markEventful()
+        }
+    }
+
+    func markEventful() {
+        guard !eventful, onEvents != nil else { return }
+        eventful = true
+        loop?.noteEventful(self)
+    }
+
+    /// Hands waiting progress and chunks to `onEvents` (on the loop, outside curl's callbacks).
+    func deliverEvents() {
+        guard eventful else { return }
+        eventful = false
+        onEvents?(self)
+        pendingChunks.removeAll()
+    }
+
     // MARK: what curl calls while the transfer runs (on the loop thread, inside curl_multi_perform)
 
     func receiveBody(_ data: UnsafeRawPointer, _ n: Int) -> Int {
+        let success = (200..<300).contains(currentStatus)
+        if let target = fileTarget, success {
+            if !target.hasBegun, let problem = target.begin(status: currentStatus, headers: headers) {
+                abortReason = problem
+                return 0
+            }
+            if let problem = target.write(data, n) {
+                abortReason = problem
+                return 0
+            }
+            if streamChunks {
+                pendingChunks.append(ByteBuffer(copying: data, count: n))
+                markEventful()
+            }
+            return n
+        }
+        if streamChunks && success {
+            pendingChunks.append(ByteBuffer(copying: data, count: n))
+            markEventful()
+            return n
+        }
         if let maxBody, body.count + n > maxBody {
             abortReason = LunetError(.tooLarge, "the body is larger than max_body (\(maxBody) bytes)", url: request.url)
             return 0  // any other count than n makes curl stop with CURLE_WRITE_ERROR
@@ -188,6 +291,13 @@ public final class Transfer {
             statusLine = String(decoding: UnsafeBufferPointer(rebasing: b[0..<end]), as: UTF8.self)
             headers = HTTPHeaders()
             body.removeAll()
+            // "HTTP/1.1 200 OK": the digits after the first space
+            var i = 5
+            while i < end && b[i] != 0x20 { i += 1 }
+            var code = 0
+            i += 1
+            while i < end, b[i] >= 0x30 && b[i] <= 0x39 { code = code * 10 + Int(b[i] - 0x30); i += 1 }
+            currentStatus = code
             return n
         }
         guard let colon = b[0..<end].firstIndex(of: 0x3A) else { return n }
@@ -236,9 +346,13 @@ public final class Transfer {
         case 30: versionName = "3"
         default: versionName = ""
         }
-        return HTTPResponse(status: code, reason: reasonPhrase(status: code), headers: headers, body: body,
-                            url: urlPointer.map { String(cString: $0) } ?? request.url, httpVersion: versionName,
-                            timings: t, request: request, connectionsOpened: connects, redirects: redirects)
+        let response = HTTPResponse(status: code, reason: reasonPhrase(status: code), headers: headers, body: body,
+                                    url: urlPointer.map { String(cString: $0) } ?? request.url, httpVersion: versionName,
+                                    timings: t, request: request, connectionsOpened: connects, redirects: redirects)
+        if let target = fileTarget, target.hasBegun {
+            response.download = (written: target.written, restarted: target.restarted, size: target.offset)
+        }
+        return response
     }
 
     private func reasonPhrase(status: Int) -> String {
@@ -265,6 +379,17 @@ nonisolated(unsafe) private let emptyBody: UnsafeMutableRawPointer = UnsafeMutab
 private let transferWriteCallback: curl_write_callback = { data, size, count, user in
     let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
     return transfer.receiveBody(data!, size * count)
+}
+
+private let transferReadCallback: curl_read_callback = { buffer, size, count, user in
+    let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+    return transfer.readUpload(buffer!, size * count)
+}
+
+private let transferProgressCallback: curl_xferinfo_callback = { user, dltotal, dlnow, ultotal, ulnow in
+    let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
+    transfer.reportProgress(Int64(dltotal), Int64(dlnow), Int64(ultotal), Int64(ulnow))
+    return 0
 }
 
 private let transferHeaderCallback: curl_write_callback = { data, size, count, user in

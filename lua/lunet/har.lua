@@ -72,6 +72,24 @@ local function http_date_iso(s)
   return string.format("%04d-%02d-%02dT%s:%s:%s.000Z", y, MONTHS[mon], tonumber(d), H, M_, S)
 end
 
+-- The wall clock to the microsecond: os.time() has whole seconds only, so the first call reads
+-- the time once (date +%s.%N) and later ones add the monotonic clock's progress to it.
+local anchor_epoch, anchor_mono
+
+--- Now, in epoch seconds with fractions (for started_at).
+function M.now()
+  local ok, core = pcall(require, "lunet.core")
+  if not ok or type(core.now) ~= "function" then return os.time() end
+  if not anchor_epoch then
+    local p = io.popen("date +%s.%N 2>/dev/null")
+    local text = p and p:read("a")
+    if p then p:close() end
+    anchor_mono = core.now()
+    anchor_epoch = tonumber(text and string.match(text, "^%s*([%d%.]+)")) or os.time()
+  end
+  return anchor_epoch + (core.now() - anchor_mono)
+end
+
 -- Capturing --------------------------------------------------------------------------------
 
 local function header_list(h)
@@ -122,7 +140,8 @@ function M.new(opts)
 end
 
 --- Records a response, or an error (with its response when it has one). started_at: when the
---- request started, in epoch seconds (default: now minus the response's elapsed time).
+--- request started, in epoch seconds, fractions kept (default: har.now() minus the response's
+--- elapsed time).
 --- request: { method, url, headers, body } for an error without a response (default: the
 --- error's url, method GET).
 function Recorder:add(value, started_at, request)
@@ -150,7 +169,7 @@ function Recorder:add(value, started_at, request)
     e.request = copy_request(q)
     e.elapsed = 0
   end
-  e.started = started_at or (os.time() - (e.elapsed or 0))
+  e.started = started_at or (M.now() - (e.elapsed or 0))
   self.entries[#self.entries + 1] = e
   return self
 end

@@ -35,6 +35,8 @@ local REQUEST_OPTIONS = {
   insecure = "boolean", ca_file = "string", proxy = "string", http_version = "string",
   response = "any", accept_status = "any", accept_types = "any", cancel = "table",
   decompress = "boolean", request = "any", retry = "any", wait_for_network = "boolean",
+  -- used by lunet.download: a file target, progress and chunk events, an upload from a file
+  _download = "table", _progress = "boolean", _stream = "boolean", _on_events = "function", _upload_file = "string",
 }
 local HTTP_VERSIONS = { ["1.0"] = true, ["1.1"] = true, ["2"] = true, ["2-prior-knowledge"] = true, ["3"] = true }
 
@@ -171,6 +173,8 @@ local function build(session, opts)
     max_redirects = opts.max_redirects, max_body = http.parse_size(opts.max_body, "max_body"),
     insecure = opts.insecure, ca_file = opts.ca_file, proxy = opts.proxy,
     http_version = opts.http_version, decompress = opts.decompress,
+    download = opts._download, progress = opts._progress, stream = opts._stream, on_events = opts._on_events,
+    upload_file = opts._upload_file,
   }
 end
 
@@ -433,6 +437,20 @@ end
 function http.batch(requests, opts)
   return http.batch_async(requests, opts):await()
 end
+
+local download = require "lunet.download"
+
+--- Downloads url to path (see docs/downloads.md); a table describing the result.
+function http.download_async(target, path, opts)
+  return download.download_async((opts and opts.session) or default_session(), target, path, opts)
+end
+function http.download(target, path, opts) return http.download_async(target, path, opts):await() end
+
+--- Uploads a file (raw, or as a multipart part); the response.
+function http.upload_async(target, path, opts)
+  return download.upload_async((opts and opts.session) or default_session(), target, path, opts)
+end
+function http.upload(target, path, opts) return http.upload_async(target, path, opts):await() end
 
 --- Diagnostics: { transfers = transfers in flight now }.
 function http.stats()

@@ -111,7 +111,7 @@ function M.discover(paths)
   end
   for _, path in ipairs(paths) do
     local kind, err = path_kind(path)
-    if not kind then usage_error("cannot read " .. path .. ": " .. tostring(err)) end
+    if not kind then usage_error("cannot read " .. tostring(err)) end
     if kind == "file" then
       add(path)
     else
@@ -121,7 +121,7 @@ function M.discover(paths)
       p:close()
       local found = {}
       for name in string.gmatch(out, "([^%z]+)%z") do
-        if path == "." then name = string.gsub(name, "^%./", "") end
+        if path == "." or path == "./" then name = string.gsub(name, "^%./", "") end
         found[#found + 1] = name
       end
       table.sort(found)
@@ -165,7 +165,7 @@ end
 
 -- Runs `files` N at a time as `command... --report-json TMP FILE`, calling on_file(record) in
 -- file order.
-local function run_children(files, config, command, on_file)
+local function run_children(files, config, command, stderr, on_file)
   local prefix = {}
   for i, w in ipairs(command) do prefix[i] = sh_quote(w) end
   local base = table.concat(prefix, " ") .. " --timeout " .. string.format("%.17g", config.timeout)
@@ -191,13 +191,13 @@ local function run_children(files, config, command, on_file)
     os.remove(job.tmp)
     local ok, decoded = pcall(json.decode, text or "")
     local record = ok and type(decoded) == "table" and type(decoded.files) == "table" and decoded.files[1]
-    if output ~= "" then io.stderr:write(output) end
     if record then
       on_file(record)
     else
       on_file(crashed_file(job.file, string.format("the test process for %s ended (%s %s) without a report",
         job.file, tostring(how), tostring(code)), output))
     end
+    if record and output ~= "" then stderr:write(output) end
   end
 end
 
@@ -245,7 +245,7 @@ function M.main(argv, opts)
 
   if config.jobs > 1 and #files > 1 then
     local command = opts.command or { opts.lunet or interpreter(), "test" }
-    run_children(files, config, command, function(record)
+    run_children(files, config, command, stderr, function(record)
       if not quiet then
         if record.output and #record.output > 0 then tap:note(table.concat(record.output, "\n")) end
         for _, t in ipairs(record.tests) do tap:test(t) end

@@ -25,33 +25,54 @@ import Glibc
 /// and says why (`disabledReason`); a failed write (a full disk) removes its temporary file,
 /// leaves the previous entry in place, and is reported in `lastError`.
 ///
-/// Not thread-safe by itself: `HTTPCache` serialises access. Two instances in one process
-/// exclude each other like two processes (each opens its own `index`).
+/// Thread-safe: one recursive mutex serialises the instance's methods (flock alone would not:
+/// threads share the descriptor's lock). Two instances in one process exclude each other like
+/// two processes (each opens its own `index`).
 final class CacheDiskTier {
     let directory: String
     let limit: Int
     let maxEntry: Int
-    private(set) var disabledReason: String?
-    private(set) var lastError: String?
+    /// fsync each entry before renaming it into place (see HTTPCache.Configuration.syncWrites).
+    let syncWrites: Bool
+    private var _disabledReason: String?
+    private var _lastError: String?
+    var disabledReason: String? { serial { _disabledReason } }
+    var lastError: String? { serial { _lastError } }
+    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
     private var lockFD: Int32 = -1
     private var opened = false
     private var sequence = 0
     /// Tells this instance's temporary files from those of other instances in the process.
     private var instance: UInt { UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()) }
 
-    /// Counts of deletions of damaged files (tests and stats).
+    /// Damaged files removed by this instance (for tests).
     private(set) var damagedRemoved = 0
 
-    init(directory: String, limit: Int, maxEntry: Int? = nil) {
+    init(directory: String, limit: Int, maxEntry: Int? = nil, syncWrites: Bool = true) {
         var d = directory
         while d.count > 1, d.hasSuffix("/") { d.removeLast() }
         self.directory = d
         self.limit = Swift.max(0, limit)
         self.maxEntry = Swift.min(self.limit, maxEntry ?? self.limit / 8)
+        self.syncWrites = syncWrites
+        mutex = .allocate(capacity: 1)
+        var attributes = pthread_mutexattr_t()
+        pthread_mutexattr_init(&attributes)
+        pthread_mutexattr_settype(&attributes, Int32(PTHREAD_MUTEX_RECURSIVE))
+        pthread_mutex_init(mutex, &attributes)
+        pthread_mutexattr_destroy(&attributes)
     }
 
     deinit {
         if lockFD >= 0 { close(lockFD) }
+        pthread_mutex_destroy(mutex)
+        mutex.deallocate()
+    }
+
+    private func serial<T>(_ body: () -> T) -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return body()
     }
 
     var root: String { directory + "/v1" }
@@ -68,16 +89,18 @@ final class CacheDiskTier {
 
     /// Creates the directory and opens the index on first use; false when the tier is off.
     @discardableResult
-    func open() -> Bool {
-        if opened { return disabledReason == nil }
+    func open() -> Bool { serial { openLocked() } }
+
+    private func openLocked() -> Bool {
+        if opened { return _disabledReason == nil }
         opened = true
         if let failure = Self.makeDirectories(root) {
-            disabledReason = "disk cache off: cannot create \(root): \(failure)"
+            _disabledReason = "disk cache off: cannot create \(root): \(failure)"
             return false
         }
         let fd = Glibc.open(indexPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else {
-            disabledReason = "disk cache off: cannot open \(indexPath): \(Self.errorText())"
+            _disabledReason = "disk cache off: cannot open \(indexPath): \(Self.errorText())"
             return false
         }
         lockFD = fd
@@ -85,7 +108,7 @@ final class CacheDiskTier {
         let probe = root + "/.probe-\(getpid())-\(instance)"
         let pfd = Glibc.open(probe, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         if pfd < 0 {
-            disabledReason = "disk cache off: cannot write in \(root): \(Self.errorText())"
+            _disabledReason = "disk cache off: cannot write in \(root): \(Self.errorText())"
             return false
         }
         close(pfd)
@@ -93,24 +116,27 @@ final class CacheDiskTier {
         return true
     }
 
-    var isEnabled: Bool { open() }
 
     // MARK: reading
 
     /// The best entry under `key` that `accept` takes (the most recent by `Date`, then arrival),
     /// body and all, verified; nil when there is none. Damaged files met on the way are removed.
     func load(key: String, accept: (CacheEntry) -> Bool) -> CacheEntry? {
-        guard open() else { return nil }
+        serial { loadLocked(key: key, accept: accept) }
+    }
+
+    private func loadLocked(key: String, accept: (CacheEntry) -> Bool) -> CacheEntry? {
+        guard openLocked() else { return nil }
         let dir = keyDirectory(key)
         var candidates: [(path: String, entry: CacheEntry)] = []
         for name in Self.list(dir) where !name.hasPrefix(".") {
             let p = dir + "/" + name
-            guard let e = readEntry(p, withBody: false) else { continue }
+            guard let e = readEntryLocked(p, withBody: false) else { continue }
             if e.key == key, accept(e) { candidates.append((p, e)) }
         }
         candidates.sort { $0.entry.recency > $1.entry.recency }
         for c in candidates {
-            if let full = readEntry(c.path, withBody: true), full.key == key, accept(full) { return full }
+            if let full = readEntryLocked(c.path, withBody: true), full.key == key, accept(full) { return full }
         }
         return nil
     }
@@ -118,6 +144,10 @@ final class CacheDiskTier {
     /// Reads and checks one file. `withBody: false` reads header and metadata only (and gives an
     /// empty body); `true` also reads and checks the body, and records the access.
     func readEntry(_ path: String, withBody: Bool) -> CacheEntry? {
+        serial { readEntryLocked(path, withBody: withBody) }
+    }
+
+    private func readEntryLocked(_ path: String, withBody: Bool) -> CacheEntry? {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -150,13 +180,15 @@ final class CacheDiskTier {
     /// Writes `entry` atomically over its variant's file. False (with `lastError`) on failure,
     /// with nothing half-written left behind.
     @discardableResult
-    func write(_ entry: CacheEntry) -> Bool {
-        guard open() else { return false }
+    func write(_ entry: CacheEntry) -> Bool { serial { writeLocked(entry) } }
+
+    private func writeLocked(_ entry: CacheEntry) -> Bool {
+        guard openLocked() else { return false }
         let meta = CacheEntryCodec.encodeMetadata(entry)
         let total = CacheEntryCodec.headerSize + meta.count + entry.body.count
         let final = path(for: entry)
         guard total <= maxEntry, meta.count <= CacheEntryCodec.maxMetadata else {
-            remove(path: final)            // the stored variant is out of date either way
+            _ = withLock { unlinkCounted(final) }       // the stored variant is out of date either way
             return false
         }
         let bodyCRC = CacheCRC32.update(0, UnsafeRawBufferPointer(entry.body.bytes))
@@ -181,7 +213,7 @@ final class CacheDiskTier {
         var ok = Self.writeAll(fd, header) && Self.writeAll(fd, meta)
             && Self.writeAll(fd, UnsafeRawBufferPointer(entry.body.bytes))
         var code = errno
-        if ok && fsync(fd) != 0 { ok = false; code = errno }
+        if ok && syncWrites && fsync(fd) != 0 { ok = false; code = errno }
         if close(fd) != 0 && ok { ok = false; code = errno }
         guard ok else {
             unlink(temp)
@@ -205,16 +237,16 @@ final class CacheDiskTier {
             }
             writeCounter(counter!)
             if counter!.bytes > limit { evictLocked() }
-            lastError = nil
+            _lastError = nil
             return true
         }
     }
 
     private func fail(_ message: String, errno code: Int32) -> Bool {
         if code == EACCES || code == EPERM || code == EROFS {
-            disabledReason = "disk cache off: \(message)"
+            _disabledReason = "disk cache off: \(message)"
         }
-        lastError = message
+        _lastError = message
         return false
     }
 
@@ -223,74 +255,66 @@ final class CacheDiskTier {
     /// Removes every variant of `key`; returns how many files went.
     @discardableResult
     func remove(key: String) -> Int {
-        guard open() else { return 0 }
+        serial { removeLocked(key: key) }
+    }
+
+    private func removeLocked(key: String) -> Int {
+        guard openLocked() else { return 0 }
         let dir = keyDirectory(key)
         return withLock {
             var removed = 0
-            var counter = readCounter()
-            for name in Self.list(dir) {
-                let p = dir + "/" + name
-                var st = stat()
-                guard lstat(p, &st) == 0 else { continue }
-                if name.hasPrefix(".") { continue }             // someone's write in progress
-                if unlink(p) == 0 {
-                    removed += 1
-                    counter?.bytes -= Int(st.st_size)
-                    counter?.entries -= 1
-                }
+            for name in Self.list(dir) where !name.hasPrefix(".") {     // ".tmp-…": someone's write in progress
+                if unlinkCounted(dir + "/" + name) { removed += 1 }
             }
             rmdir(dir)
-            if let counter { writeCounter(counter) }
             return removed
         }
     }
 
     @discardableResult
     func remove(path: String) -> Bool {
-        guard open() else { return false }
-        return withLock {
-            var st = stat()
-            guard lstat(path, &st) == 0, unlink(path) == 0 else { return false }
-            if var c = readCounter() {
-                c.bytes -= Int(st.st_size)
-                c.entries -= 1
-                writeCounter(c)
-            }
-            return true
-        }
+        serial { openLocked() && withLock { unlinkCounted(path) } }
     }
 
     /// Removes a damaged file if it is still the one that was read.
     private func removeIfSame(_ path: String, device: dev_t, inode: ino_t) {
         withLock {
             var st = stat()
-            guard lstat(path, &st) == 0, st.st_dev == device, st.st_ino == inode, unlink(path) == 0 else { return }
+            guard lstat(path, &st) == 0, st.st_dev == device, st.st_ino == inode, unlinkCounted(path) else { return }
             damagedRemoved += 1
-            if var c = readCounter() {
-                c.bytes -= Int(st.st_size)
-                c.entries -= 1
-                writeCounter(c)
-            }
         }
+    }
+
+    /// Under the lock: removes a final file and takes it off the counter.
+    private func unlinkCounted(_ path: String) -> Bool {
+        var st = stat()
+        guard lstat(path, &st) == 0, unlink(path) == 0 else { return false }
+        if var c = readCounter() {
+            c.bytes -= Int(st.st_size)
+            c.entries -= 1
+            writeCounter(c)
+        }
+        return true
     }
 
     /// Removes every entry (and every stale temporary file).
     func removeAll() {
-        guard open() else { return }
-        withLock {
-            for bucket in Self.list(root) where Self.isBucket(bucket) {
-                let b = root + "/" + bucket
-                for key in Self.list(b) {
-                    let k = b + "/" + key
-                    for name in Self.list(k) where !name.hasPrefix(".tmp-") || isOrphan(k + "/" + name, name) {
-                        unlink(k + "/" + name)
-                    }
-                    rmdir(k)
+        serial { if openLocked() { withLock { removeAllLocked() } } }
+    }
+
+    private func removeAllLocked() {
+        for bucket in Self.list(root) where Self.isBucket(bucket) {
+            let b = root + "/" + bucket
+            for key in Self.list(b) {
+                let k = b + "/" + key
+                for name in Self.list(k) where !name.hasPrefix(".tmp-") || isOrphan(k + "/" + name, name) {
+                    unlink(k + "/" + name)
                 }
-                rmdir(b)
+                rmdir(k)
             }
-            writeCounter(Counter(bytes: 0, entries: 0))
+            rmdir(b)
         }
+        writeCounter(Counter(bytes: 0, entries: 0))
     }
 
     // MARK: accounting and eviction
@@ -302,22 +326,26 @@ final class CacheDiskTier {
 
     /// Bytes and entries, from the index (rescanned if the index is damaged).
     func usage() -> Counter {
-        guard open() else { return Counter(bytes: 0, entries: 0) }
-        return withLock {
-            if let c = readCounter() { return c }
-            let c = scan(removeOrphans: false).counter
-            writeCounter(c)
-            return c
+        serial { () -> Counter in
+            guard openLocked() else { return Counter(bytes: 0, entries: 0) }
+            return withLock {
+                if let c = readCounter() { return c }
+                let c = scan(removeOrphans: false).counter
+                writeCounter(c)
+                return c
+            }
         }
     }
 
     /// Rescans and evicts down to 90% of the limit if over it; the counter is corrected either way.
     func evictIfNeeded() {
-        guard open() else { return }
-        withLock {
-            let c = scan(removeOrphans: true).counter
-            writeCounter(c)
-            if c.bytes > limit { evictLocked() }
+        serial {
+            guard openLocked() else { return }
+            withLock {
+                let c = scan(removeOrphans: true).counter
+                writeCounter(c)
+                if c.bytes > limit { evictLocked() }
+            }
         }
     }
 
@@ -408,6 +436,13 @@ final class CacheDiskTier {
     }
 
     private func withLock<T>(_ body: () -> T) -> T {
+        // Someone removed the directory (rm -rf ~/.cache/lunet): our index is gone with it, and
+        // other processes would lock a new one. Recreate and reopen it.
+        var st = stat()
+        if fstat(lockFD, &st) == 0, st.st_nlink == 0, Self.makeDirectories(root) == nil {
+            let fd = Glibc.open(indexPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+            if fd >= 0 { close(lockFD); lockFD = fd }
+        }
         // If locking is impossible (some network file systems), go on: entries stay whole
         // thanks to rename; only the counters could drift, and eviction rescans.
         while flock(lockFD, LOCK_EX) != 0 && errno == EINTR {}
@@ -419,7 +454,11 @@ final class CacheDiskTier {
 
     /// Every readable entry (metadata only, empty bodies) with its file size.
     func allEntries() -> [(entry: CacheEntry, size: Int)] {
-        guard open() else { return [] }
+        serial { allEntriesLocked() }
+    }
+
+    private func allEntriesLocked() -> [(entry: CacheEntry, size: Int)] {
+        guard openLocked() else { return [] }
         var out: [(CacheEntry, Int)] = []
         for bucket in Self.list(root) where Self.isBucket(bucket) {
             let b = root + "/" + bucket
@@ -428,7 +467,7 @@ final class CacheDiskTier {
                 for name in Self.list(k) where !name.hasPrefix(".") {
                     let p = k + "/" + name
                     var st = stat()
-                    guard lstat(p, &st) == 0, let e = readEntry(p, withBody: false) else { continue }
+                    guard lstat(p, &st) == 0, let e = readEntryLocked(p, withBody: false) else { continue }
                     out.append((e, Int(st.st_size)))
                 }
             }

@@ -3,7 +3,8 @@
 /// Normalisation (RFC 3986 §6.2.2 and §6.2.3, only steps that never change what a server sees):
 /// scheme and host lower-cased; the default port (80 for http, 443 for https) and an empty port
 /// dropped; an empty path becomes `/`; dot segments removed; percent-encodings get upper-case
-/// hex, and those of unreserved characters (`A-Z a-z 0-9 - . _ ~`) are decoded; the fragment is
+/// hex, and those of unreserved characters (`A-Z a-z 0-9 - . _ ~`) are decoded (after dot
+/// segments are removed, so `%2E%2E` stays a name, not a step up); the fragment is
 /// dropped (it is never sent). The query keeps its order. User information (`user:pass@`) is
 /// taken out of the key and kept apart as a credential (see `HTTPCache`), never stored in clear.
 /// Only http and https URLs with a host have a key.
@@ -47,8 +48,8 @@ public struct CacheKey: Hashable, Sendable {
             if port == "80" && scheme == "http" || port == "443" && scheme == "https" { port = "" }
         }
         let origin = scheme + "://" + host + (port.isEmpty ? "" : ":" + port)
-        var path = Self.normalizePercent(ref.path)
-        path = path.isEmpty ? "/" : URLReference.removeDotSegments(path)
+        // Dot segments first: an encoded dot (%2E) is data to curl and servers, never a segment.
+        var path = ref.path.isEmpty ? "/" : Self.normalizePercent(URLReference.removeDotSegments(ref.path))
         if path.isEmpty || !path.hasPrefix("/") { path = "/" + path }
         var normalized = origin + path
         if let query = ref.query { normalized += "?" + Self.normalizePercent(query) }

@@ -17,7 +17,8 @@ enum CoreModule {
             ("response_connections", ResponseBinding.connections), ("response_headers", ResponseBinding.headers),
             ("response_body", ResponseBinding.body), ("response_text", ResponseBinding.text),
             ("response_json", ResponseBinding.json), ("response_request", ResponseBinding.request),
-            ("version", version), ("isatty", isatty), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
+            ("version", version), ("isatty", isatty), ("response_download", ResponseBinding.download),
+            ("sha256_file", FileBinding.sha256), ("finalize_file", FileBinding.finalize), ("file_size", FileBinding.size), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
         ]
         s.newTable(hash: Int32(functions.count))
         for (name, fn) in functions {

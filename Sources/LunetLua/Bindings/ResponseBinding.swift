@@ -47,6 +47,18 @@ enum ResponseBinding {
         return 2
     }
 
+    /// For a download: bytes written, whether it started over, the file's size (or nothing).
+    static let download: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let r = response(L, "download") else { return LuaErrorObject.badArgument(L, 1, "response_download", "response expected") }
+        guard let d = r.download else { return 0 }
+        let s = LuaStack(L)
+        s.push(Int(d.written))
+        s.push(d.restarted)
+        s.push(Int(d.size))
+        return 3
+    }
+
     /// The header fields as a flat list { name1, value1, name2, value2, ... } in arrival order.
     static let headers: lunet_SwiftFunction = { L in
         let L = L!
@@ -124,6 +136,8 @@ enum ResponseBinding {
                 s.setRawIndex(-2, i + 1)
             }
             s.setRawField(-2, "multipart")
+        case .file(let path):
+            s.set(-1, "upload_file", path)
         case .none:
             break
         }

@@ -35,13 +35,52 @@ enum TransferBinding {
         s.pop()
         if s.rawField(2, "multipart") == LUA_TTABLE { request.body = .multipart(multipartParts(L, -1)) }
         s.pop()
+        if let path = s.stringField(2, "upload_file") { request.body = .file(path) }
+
+        // A download: { path, offset, range_start, on_whole = "restart" | "fail" }
+        var target: FileTarget?
+        if s.rawField(2, "download") == LUA_TTABLE, let path = s.stringField(-1, "path") {
+            let rangeStart = s.integerField(-1, "range_start").map(Int64.init)
+            target = FileTarget(path: path, offset: Int64(s.integerField(-1, "offset") ?? 0), rangeStart: rangeStart,
+                                onWhole: s.stringField(-1, "on_whole") == "fail" ? .fail : .restart)
+            target?.metaPath = s.stringField(-1, "meta")
+            target?.url = url
+        }
+        s.pop()
+        let wantsProgress = s.boolField(2, "progress") == true
+        let stream = s.boolField(2, "stream") == true
         if let o = options(L, 2) { request.options = o }
 
         let host = LuaHost.from(L)
         s.pushValue(3)
         let callback = host.reference(from: L)
-        let transfer = session.send(request) { [unowned host] result in
-            defer { host.release(callback) }
+        // on_events(downloaded, download_total, uploaded, upload_total, chunks): once a turn at most
+        var events: Int32 = LUA_NOREF
+        if s.rawField(2, "on_events") == LUA_TFUNCTION { events = host.reference(from: L) } else { s.pop() }
+        let eventsRef = events
+        let configure: (Transfer) -> Void = { [unowned host] t in
+            t.fileTarget = target
+            t.wantsProgress = wantsProgress
+            t.streamChunks = stream
+            guard eventsRef != LUA_NOREF else { return }
+            t.onEvents = { [unowned host] t in
+                host.call(eventsRef) { s in
+                    s.push(Int(t.progress.download))
+                    s.push(Int(t.progress.downloadTotal))
+                    s.push(Int(t.progress.upload))
+                    s.push(Int(t.progress.uploadTotal))
+                    if t.pendingChunks.isEmpty {
+                        s.pushNil()
+                    } else {
+                        s.newTable(array: Int32(t.pendingChunks.count))
+                        for (i, chunk) in t.pendingChunks.enumerated() { s.push(chunk); s.setRawIndex(-2, i + 1) }
+                    }
+                    return 5
+                }
+            }
+        }
+        let transfer = session.send(request, configure: configure) { [unowned host] result in
+            defer { host.release(callback); host.release(eventsRef) }
             host.call(callback) { s in
                 switch result {
                 case .success(let response):

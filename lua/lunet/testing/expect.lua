@@ -24,7 +24,8 @@ local SELF = debug.getinfo(1, "S").source
 -- Source lines, read once per file.
 local files = {}
 
---- Line `n` of file `path` without its indentation, or nil.
+--- Line `n` of file `path` without its indentation, or nil. An expression that goes on over
+--- the next lines (more brackets opened than closed) comes with them, up to 8 lines.
 function M.source_line(path, n)
   local lines = files[path]
   if lines == nil then
@@ -38,7 +39,18 @@ function M.source_line(path, n)
     files[path] = lines
   end
   if not lines or not lines[n] then return nil end
-  return (string.gsub(lines[n], "^%s+", ""))
+  local indent = string.match(lines[n], "^%s*")
+  local out, depth = {}, 0
+  for i = n, math.min(n + 7, #lines) do
+    local line = lines[i]
+    if string.sub(line, 1, #indent) == indent then line = string.sub(line, #indent + 1) end
+    out[#out + 1] = line
+    local code = string.gsub(string.gsub(line, "%-%-.*$", ""), "([\"'])[^\"']-%1", "")
+    depth = depth + select(2, string.gsub(code, "[%(%{%[]", "")) - select(2, string.gsub(code, "[%)%}%]]", ""))
+    if depth <= 0 then break end
+  end
+  if depth > 0 then out = { out[1] } end
+  return table.concat(out, "\n")
 end
 
 --- Where the code that called into this module is: "path:line" and that line's text.
@@ -55,7 +67,7 @@ local function caller()
   return nil
 end
 
-local function short(v) return show.show(v, { width = 72, max = 1500 }) end
+local function short(v) return show.show(v, { width = 72, max = 1500, lines = 25 }) end
 
 --- Adds what a response tells (its request, status and the start of its body) to failure f.
 function M.add_response(f, v)
@@ -310,7 +322,8 @@ local function raise(info, negated, value, label)
   local f = setmetatable({}, Failure)
   f.message = negated and (fields.negated or ("not: " .. fields.message)) or fields.message
   if label then f.message = tostring(label) .. ": " .. f.message end
-  f.expected, f.actual, f.diff = fields.expected, fields.actual, fields.diff
+  local function text(v) if v == nil or type(v) == "string" then return v end return short(v) end
+  f.expected, f.actual, f.diff = text(fields.expected), text(fields.actual), fields.diff
   if negated then f.diff = nil end
   f.at, f.source = caller()
   M.add_response(f, value)

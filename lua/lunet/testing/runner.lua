@@ -14,7 +14,6 @@ local now = core.now
 
 -- Seconds, to the microsecond.
 local function since(t0) return math.floor((now() - t0) * 1e6 + 0.5) / 1e6 end
-local SELF = debug.getinfo(1, "S").source
 
 -- An error caught where it was raised: the value, and where in the test file it happened.
 local Captured = { __name = "lunet.testing.Captured" }
@@ -31,7 +30,12 @@ local function trim_traceback(tb)
     end
   end
   while #out > 0 and string.find(out[#out], "^%s*$") do out[#out] = nil end
-  return table.concat(out, "\n")
+  -- Nothing but the header and C functions: it says nothing the location does not.
+  local useful = false
+  for _, line in ipairs(out) do
+    if not string.find(line, "^stack traceback:") and not string.find(line, "^%s*%[C%]") then useful = true end
+  end
+  return useful and table.concat(out, "\n") or nil
 end
 
 -- Runs fn; an error comes out as a Captured (with the location in `path`, when there is one).
@@ -40,7 +44,7 @@ local function protected(fn, path)
     if getmetatable(e) == Captured then return e end
     local c = setmetatable({ err = e }, Captured)
     if not expect.is_failure(e) then
-      c.traceback = trim_traceback(debug.traceback("", 2)):gsub("^\n", "")
+      c.traceback = trim_traceback((string.gsub(debug.traceback("", 2), "^\n", "")))
       local want = "@" .. path
       for level = 2, 80 do
         local info = debug.getinfo(level, "Sl")
@@ -321,5 +325,4 @@ function M.run_file(path, config, on_test, on_loaded)
   return finish_file()
 end
 
-M.SELF = SELF
 return M

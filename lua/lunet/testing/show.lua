@@ -163,7 +163,8 @@ local function key_text(k, max)
   return "[" .. (atom(k, max) or "<table>") .. "]"
 end
 
---- A value as text. opts: width (one-line limit, 72), max (total length, 2000), depth (6).
+--- A value as text. opts: width (one-line limit, 72), max (total length, 2000), depth (6),
+--- lines (at most this many lines; all by default).
 function M.show(v, opts)
   opts = opts or {}
   local width, max, max_depth = opts.width or 72, opts.max or 2000, opts.depth or 6
@@ -243,7 +244,18 @@ function M.show(v, opts)
   end
 
   multiline(v, "", 1)
-  return table.concat(out)
+  local s = table.concat(out)
+  if opts.lines then
+    local n, stop = 0, nil
+    for pos in string.gmatch(s, "()\n") do
+      n = n + 1
+      if n == opts.lines then stop = pos end
+    end
+    if stop and n > opts.lines then
+      s = string.sub(s, 1, stop) .. (cut and "… (cut)" or string.format("… (%d more lines)", n - opts.lines + 1))
+    end
+  end
+  return s
 end
 
 -- Equality -------------------------------------------------------------------------------
