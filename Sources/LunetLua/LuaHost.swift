@@ -78,6 +78,10 @@ public final class LuaHost {
         s.setRawField(-2, "lunet.core")
         s.pushFunction(openJSON)
         s.setRawField(-2, "lunet.json")
+        s.pushFunction(Self.openXML)
+        s.setRawField(-2, "lunet.xml")
+        s.pushFunction(Self.openProtobuf)
+        s.setRawField(-2, "lunet.protobuf")
         s.pop(3)
     }
 
@@ -120,6 +124,14 @@ public final class LuaHost {
         return 1
     }
     private var openJSON: lunet_SwiftFunction { Self.openJSONFunction }
+    private static let openXML: lunet_SwiftFunction = { L in
+        XMLModule.pushModule(L!)
+        return 1
+    }
+    private static let openProtobuf: lunet_SwiftFunction = { L in
+        ProtobufModule.pushModule(L!)
+        return 1
+    }
 
     /// Pushes a field of the table the prelude returned.
     func pushHostField(_ name: String) {

@@ -6,6 +6,9 @@ import LunetLua
 // the host before leaving (so cookie files are saved and every transfer is stopped cleanly).
 
 signal(SIGPIPE, SIG_IGN)
+// A file-size limit (ulimit -f) must fail the write with EFBIG, which downloads report as kind
+// "io", instead of killing the process.
+signal(SIGXFSZ, SIG_IGN)
 
 let invocation: Invocation
 do {

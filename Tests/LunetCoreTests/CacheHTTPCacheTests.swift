@@ -365,3 +365,20 @@ final class CacheHTTPCacheTests: XCTestCase {
         XCTAssertLessThanOrEqual(s.memoryBytes, 64 * 1024)
     }
 }
+
+extension CacheHTTPCacheTests {
+    func testBodiesStoredStillEncodedServeOnlyRequestsThatWantThem() {
+        let cache = makeCache()
+        var raw = cacheRequest()
+        raw.options.decompress = false
+        cache.store(request: raw, response: cacheResponse(200, [("Cache-Control", "max-age=100"), ("Content-Encoding", "gzip")], body: "\u{1F}gz", request: raw),
+                    requestTime: cacheT0, responseTime: cacheT0)
+        XCTAssertEqual(cache.lookup(cacheRequest(), now: cacheT0).kind, "miss")
+        XCTAssertEqual(cache.lookup(raw, now: cacheT0).kind, "hit")
+        var decoded = cacheRequest()
+        decoded.options.decompress = true
+        put(cache, [("Cache-Control", "max-age=100"), ("Content-Encoding", "gzip")], body: "plain")
+        XCTAssertEqual(cache.lookup(decoded, now: cacheT0).stored?.entry.body.string, "plain")
+        XCTAssertEqual(cache.lookup(raw, now: cacheT0).stored?.entry.body.string, "\u{1F}gz")
+    }
+}

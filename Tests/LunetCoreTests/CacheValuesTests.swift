@@ -210,3 +210,25 @@ final class CacheValuesTests: XCTestCase {
         XCTAssertEqual(CacheSHA256.hex("abc", bytes: 8), "ba7816bf8f01cfea")
     }
 }
+
+extension CacheValuesTests {
+    func testDefaultDirectoryFollowsXDG() {
+        let savedXDG = getenv("XDG_CACHE_HOME").map { String(cString: $0) }
+        let savedHome = getenv("HOME").map { String(cString: $0) }
+        defer {
+            if let savedXDG { setenv("XDG_CACHE_HOME", savedXDG, 1) } else { unsetenv("XDG_CACHE_HOME") }
+            if let savedHome { setenv("HOME", savedHome, 1) } else { unsetenv("HOME") }
+        }
+        setenv("HOME", "/home/someone", 1)
+        setenv("XDG_CACHE_HOME", "/var/cache/someone", 1)
+        XCTAssertEqual(HTTPCache.defaultDirectory(), "/var/cache/someone/lunet/http")
+        setenv("XDG_CACHE_HOME", "relative/ignored", 1)                  // the XDG spec: relative paths are invalid
+        XCTAssertEqual(HTTPCache.defaultDirectory(), "/home/someone/.cache/lunet/http")
+        unsetenv("XDG_CACHE_HOME")
+        XCTAssertEqual(HTTPCache.defaultDirectory(), "/home/someone/.cache/lunet/http")
+        XCTAssertEqual(HTTPCache.expandingTilde("~/.cache/lunet/http"), "/home/someone/.cache/lunet/http")
+        XCTAssertEqual(HTTPCache.expandingTilde("~"), "/home/someone")
+        XCTAssertEqual(HTTPCache.expandingTilde("/abs/~/x"), "/abs/~/x")
+        XCTAssertEqual(HTTPCache.expandingTilde("~other/x"), "~other/x")
+    }
+}

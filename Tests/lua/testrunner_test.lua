@@ -362,6 +362,17 @@ test("expect: messages, the caller's line, negation", function()
   truthy(f.actual:find('kind "connect"', 1, true), "the kind it failed with: " .. f.actual)
   f = failure(function() expect("abc").to.match("^%d+$") end)
   eq(f.actual, '"abc"', "match shows the string")
+  require("lunet.testing.expect").matchers.be_even = function(actual)
+    return type(actual) == "number" and actual % 2 == 0, function()
+      return { message = "expected an even number", negated = "expected an odd number", actual = actual }
+    end
+  end
+  expect(4).to.be_even()
+  f = failure(function() expect(3).to.be_even() end)
+  eq({ f.message, f.actual }, { "expected an even number", "3" }, "a custom matcher")
+  f = failure(function() expect(4, "n").never.to.be_even() end)
+  eq(f.message, "n: expected an odd number", "a custom matcher, negated")
+  require("lunet.testing.expect").matchers.be_even = nil
   local ok, err = pcall(function() return expect(1).to.eqaul(1) end)
   truthy(not ok and tostring(err):find("unknown matcher 'eqaul'", 1, true), "an unknown matcher: " .. tostring(err))
 end)

@@ -12,6 +12,8 @@ _G.task = task
 json = require "lunet.json"
 url = require "lunet.url"
 net = require "lunet.net"
+xml = require "lunet.xml"
+protobuf = require "lunet.protobuf"
 
 local host = {}
 

@@ -5,6 +5,7 @@ local errors = require "lunet.errors"
 local json = require "lunet.json"
 local url = require "lunet.url"
 local image = require "lunet.image"
+local core = require "lunet.core"
 
 local M = { request = {}, response = {} }
 
@@ -64,6 +65,10 @@ M.response.json = { decode = function(_, r) return r.json end }
 M.response.text = { decode = function(_, r) return r.text end }
 M.response.bytes = { decode = function(body) return body end }
 M.response.image = { decode = function(body) return image.decode(body) end }
+M.response.xml = { decode = function(_, r) return core.response_xml(r._raw) end }
+M.response.protobuf = { decode = function(_, r) return core.response_protobuf(r._raw) end }
+M.request.xml = { content_type = "application/xml", encode = function(element) return require("lunet.xml").encode(element) end }
+M.request.protobuf = { content_type = "application/x-protobuf", encode = function(fields) return require("lunet.protobuf").encode(fields) end }
 
 --- Registers a serializer under `name` for requests (when it has `encode`) and responses (when
 --- it has `decode`): { content_type = "...", encode = function(value) return bytes end,

@@ -116,7 +116,6 @@ final class CacheDiskTier {
         return true
     }
 
-
     // MARK: reading
 
     /// The best entry under `key` that `accept` takes (the most recent by `Date`, then arrival),

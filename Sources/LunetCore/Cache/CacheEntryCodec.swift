@@ -36,8 +36,8 @@ enum CacheEntryCodec {
         w.bytes.append(contentsOf: magic)
         w.u16(version)
         w.u16(0)
-        w.u32(UInt32(h.metaLength))
-        w.u64(UInt64(h.bodyLength))
+        w.u32(UInt32(clamping: h.metaLength))
+        w.u64(UInt64(clamping: h.bodyLength))
         w.u32(h.metaCRC)
         w.u32(h.bodyCRC)
         w.u32(CacheCRC32.checksum(w.bytes))
@@ -67,13 +67,13 @@ enum CacheEntryCodec {
         w.u64(e.requestTime.bitPattern)
         w.u64(e.responseTime.bitPattern)
         w.string(e.credential)
-        w.u32(UInt32(e.vary.count))
+        w.u32(UInt32(clamping: e.vary.count))
         for f in e.vary {
             w.string(f.name)
             w.bytes.append(f.value == nil ? 0 : 1)
             w.string(f.value ?? "")
         }
-        w.u32(UInt32(e.headers.count))
+        w.u32(UInt32(clamping: e.headers.count))
         for f in e.headers {
             w.string(f.name)
             w.string(f.value)
@@ -111,7 +111,7 @@ enum CacheEntryCodec {
         mutating func u32(_ v: UInt32) { for s in stride(from: 0, to: 32, by: 8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt32(s))) } }
         mutating func u64(_ v: UInt64) { for s in stride(from: 0, to: 64, by: 8) { bytes.append(UInt8(truncatingIfNeeded: v >> UInt64(s))) } }
         mutating func string(_ s: String) {
-            u32(UInt32(s.utf8.count))
+            u32(UInt32(clamping: s.utf8.count))     // a longer string makes metadata that fails to decode, never a trap
             bytes.append(contentsOf: s.utf8)
         }
     }

@@ -151,8 +151,10 @@ public final class HTTPCache: @unchecked Sendable {
               let key = CacheKey(url: request.url) else { return nothing() }
         let rule = locked { hostRule(for: key.host) }
         let credential = Self.credential(request, key)
+        let encoded = Self.wantsEncodedBody(request)
         let accept: (CacheEntry) -> Bool = { e in
-            e.credential == credential && (rule != nil || Self.varyMatches(e.vary, request.headers))
+            e.credential == credential && Self.hasEncodedBody(e) == encoded
+                && (rule != nil || Self.varyMatches(e.vary, request.headers))
         }
         guard let entry = find(key.string, accept) else { return nothing() }
         let stored = evaluate(entry, now: now, rule: rule)
@@ -198,8 +200,17 @@ public final class HTTPCache: @unchecked Sendable {
     }
 
     static func varyMatches(_ fields: [CacheVaryField], _ headers: HTTPHeaders) -> Bool {
-        fields.allSatisfy { $0.name != "*" && CacheRules.varyValue($0.name, in: headers) == $0.value }
+        fields.allSatisfy { $0.name.hasPrefix(":") || $0.name != "*" && CacheRules.varyValue($0.name, in: headers) == $0.value }
     }
+
+    /// A pseudo-field (names starting with ":" are never real fields) marking a body stored as
+    /// it came off the wire: with `decompress = false` the body is still content-coded, and such
+    /// a response must never answer a request that expects a decoded body, nor the reverse.
+    static let encodedBodyField = ":encoded-body"
+
+    static func wantsEncodedBody(_ request: HTTPRequest) -> Bool { request.options.decompress == false }
+
+    static func hasEncodedBody(_ e: CacheEntry) -> Bool { e.vary.contains { $0.name == encodedBodyField } }
 
     /// "" without credentials; else a digest of the URL's user information and `Authorization`.
     static func credential(_ request: HTTPRequest, _ key: CacheKey) -> String {
@@ -235,9 +246,10 @@ public final class HTTPCache: @unchecked Sendable {
                 return .notStored(why)
             }
         }
-        let vary = (CacheRules.varyNames(response.headers) ?? ["*"]).map {
+        var vary = (CacheRules.varyNames(response.headers) ?? ["*"]).map {
             CacheVaryField(name: $0, value: $0 == "*" ? nil : CacheRules.varyValue($0, in: request.headers))
         }
+        if Self.wantsEncodedBody(request) { vary.append(CacheVaryField(name: Self.encodedBodyField, value: "1")) }
         let entry = CacheEntry(key: key.string, url: response.url, status: response.status, reason: response.reason,
                                httpVersion: response.httpVersion, headers: CacheRules.storedHeaders(response.headers),
                                body: response.body, vary: vary, credential: Self.credential(request, key),

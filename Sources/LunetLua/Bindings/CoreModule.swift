@@ -16,7 +16,7 @@ enum CoreModule {
             ("response_meta", ResponseBinding.meta), ("response_timings", ResponseBinding.timings),
             ("response_connections", ResponseBinding.connections), ("response_headers", ResponseBinding.headers),
             ("response_body", ResponseBinding.body), ("response_text", ResponseBinding.text),
-            ("response_json", ResponseBinding.json), ("response_request", ResponseBinding.request),
+            ("response_json", ResponseBinding.json), ("response_xml", ResponseBinding.xml), ("response_protobuf", ResponseBinding.protobuf), ("response_request", ResponseBinding.request),
             ("version", version), ("isatty", isatty), ("response_download", ResponseBinding.download),
             ("sha256_file", FileBinding.sha256), ("finalize_file", FileBinding.finalize), ("file_size", FileBinding.size), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
         ]

@@ -102,6 +102,33 @@ enum ResponseBinding {
         }
     }
 
+    /// The body as XML: converted to UTF-8 from its charset first (the declaration inside may
+    /// still name the old one, so it is not checked then).
+    static let xml: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let r = response(L, "xml") else { return LuaErrorObject.badArgument(L, 1, "response_xml", "response expected") }
+        let charset = Charset.detect(contentType: r.headers["Content-Type"], body: r.body.bytes)
+        var options = LuaXMLDecoder.Options()
+        if Charset.isUTF8(charset) {
+            return XMLModule.decode(L, UnsafeRawBufferPointer(r.body.bytes), options: options)
+        }
+        switch Charset.toUTF8(r.body.bytes, from: charset) {
+        case .success(let utf8):
+            options.ignoreEncoding = true
+            return XMLModule.decode(L, UnsafeRawBufferPointer(utf8.bytes), options: options)
+        case .failure(var e):
+            e.url = r.url
+            LuaErrorObject.push(L, e)
+            return LUNET_RAISE
+        }
+    }
+
+    static let protobuf: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let r = response(L, "protobuf") else { return LuaErrorObject.badArgument(L, 1, "response_protobuf", "response expected") }
+        return ProtobufModule.decode(L, UnsafeRawBufferPointer(r.body.bytes))
+    }
+
     static let json: lunet_SwiftFunction = { L in
         let L = L!
         guard let r = response(L, "json") else { return LuaErrorObject.badArgument(L, 1, "response_json", "response expected") }

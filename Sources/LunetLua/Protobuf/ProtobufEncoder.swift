@@ -2,6 +2,11 @@ import CLunet
 import Glibc
 import LunetCore
 
+/// The encoder's first error message.
+final class PBEncodeFailure {
+    var message: String? = nil
+}
+
 /// Where the encoder is, for error messages: `$.items[2].id`.
 struct PBPathEntry {
     static let field: UInt8 = 0      // value: a schema field index → ".name"
@@ -18,7 +23,8 @@ struct PBPathEntry {
 /// encoder recurses per nested message, so `maxDepth` is capped (`PBEncoder.depthCap`).
 /// Never raises: raw table access, lua_next, pushes and lua_checkstack only.
 struct PBEncoder {
-    /// The deepest nesting encode accepts, whatever max_depth asks: it recurses on the C stack.
+    /// The deepest nesting encode accepts, whatever max_depth asks: it recurses on the C stack
+    /// (and stops earlier, with an error, when the thread's stack runs low).
     static let depthCap = 1000
 
     typealias FT = PBSchema.FieldType
@@ -35,7 +41,12 @@ struct PBEncoder {
     var scratch: UnsafeMutablePointer<Int64>? = nil
     var scratchCount = 0
     var scratchCapacity = 0
-    var error: String? = nil
+    let failure = PBEncodeFailure()
+    /// Where the stack was when encoding began, and the lowest address the recursion may
+    /// reach (0: not found yet). Past the usual depth each level checks it, so that a thread
+    /// with a small stack gets an error rather than a crash.
+    let stackBase = PBEncoder.stackAddress()
+    var stackFloor: UInt = 0
     let schema: PBSchema?
     let names: Int32
 
@@ -62,10 +73,13 @@ struct PBEncoder {
     mutating func enter(_ t: Int32) -> Bool {
         let pointer = lua_topointer(L, t)
         for d in 0..<depth where tables.unsafelyUnwrapped[d] == pointer {
-            return fail("cannot encode a table that contains itself (a reference cycle)")
+            return fail { "cannot encode a table that contains itself (a reference cycle)" }
         }
-        guard depth <= maxDepth else { return fail("cannot encode: messages nested deeper than \(maxDepth) levels") }
-        guard lua_checkstack(L, 12) != 0 else { return fail("cannot encode: the Lua stack is full") }
+        guard depth <= maxDepth else { return fail { "cannot encode: messages nested deeper than \(maxDepth) levels" } }
+        if depth > PBWire.defaultMaxDepth && !stackLeft() {
+            return fail { "cannot encode: messages nested too deep for the C stack" }
+        }
+        guard lua_checkstack(L, 12) != 0 else { return fail { "cannot encode: the Lua stack is full" } }
         if depth == tablesCapacity {
             tablesCapacity = max(16, tablesCapacity * 2)
             guard let grown = realloc(tables, tablesCapacity * MemoryLayout<UnsafeRawPointer?>.stride) else { pbOutOfMemory() }
@@ -78,6 +92,37 @@ struct PBEncoder {
 
     @inline(__always)
     mutating func leave() { depth -= 1 }
+
+    @inline(never)
+    static func stackAddress() -> UInt {
+        var marker: UInt8 = 0
+        return withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
+    }
+
+    /// Whether at least 64 KB of this thread's stack are left below here. The bounds come from
+    /// pthread_getattr_np (looked up with dlsym: Swift's Glibc module leaves GNU extensions
+    /// out), found once per encode and only past the usual depth; without it, the recursion
+    /// may use 512 KB from where the encoding began.
+    @inline(never)
+    mutating func stackLeft() -> Bool {
+        if stackFloor == 0 {
+            stackFloor = stackBase > 512 * 1024 ? stackBase - 512 * 1024 : 1
+            typealias GetAttr = @convention(c) (pthread_t, UnsafeMutablePointer<pthread_attr_t>) -> Int32
+            if let symbol = dlsym(nil, "pthread_getattr_np") {
+                let getattr = unsafeBitCast(symbol, to: GetAttr.self)
+                var attr = pthread_attr_t()
+                if getattr(pthread_self(), &attr) == 0 {
+                    var low: UnsafeMutableRawPointer? = nil
+                    var size = 0
+                    if pthread_attr_getstack(&attr, &low, &size) == 0, let low, size > 128 * 1024 {
+                        stackFloor = UInt(bitPattern: low) + 64 * 1024
+                    }
+                    pthread_attr_destroy(&attr)
+                }
+            }
+        }
+        return Self.stackAddress() > stackFloor
+    }
 
     @inline(__always)
     mutating func pushPath(_ kind: UInt8, _ value: Int64) {
@@ -110,11 +155,15 @@ struct PBEncoder {
         b.sort()
     }
 
+    /// Records the first error (the message is only made when it is one, out of line, so
+    /// the recursive functions keep small stack frames).
     @inline(never)
-    mutating func fail(_ text: String) -> Bool {
-        if error == nil { error = "protobuf: \(text) at \(pathString())" }
+    func fail(_ text: () -> String) -> Bool {
+        if failure.message == nil { failure.message = "protobuf: \(text()) at \(pathString())" }
         return false
     }
+
+    var error: String? { failure.message }
 
     /// `$.items[2].id` for the current path.
     func pathString() -> String {
@@ -204,7 +253,7 @@ struct PBEncoder {
                 }
                 if k > n {
                     lua_settop(L, -2)
-                    _ = fail("cannot encode a table with holes as \(what()) (a list with keys 1..n expected)")
+                    _ = fail { "cannot encode a table with holes as \(what()) (a list with keys 1..n expected)" }
                     return nil
                 }
             } else if let allow, lua_type(L, -1) == LUA_TSTRING, LuaStack(L).string(-1) == allow {
@@ -212,11 +261,11 @@ struct PBEncoder {
             }
             let key = describeKey(-1)
             lua_settop(L, -2)
-            _ = fail("cannot encode a table with the key \(key) as \(what()) (a list with keys 1..n expected)")
+            _ = fail { "cannot encode a table with the key \(key) as \(what()) (a list with keys 1..n expected)" }
             return nil
         }
         guard count == n else {
-            _ = fail("cannot encode a table with holes as \(what()) (a list with keys 1..n expected)")
+            _ = fail { "cannot encode a table with holes as \(what()) (a list with keys 1..n expected)" }
             return nil
         }
         return n
@@ -237,7 +286,7 @@ struct PBEncoder {
                   case let k = lua_tointegerx(L, -1, nil), k >= 1 && UInt64(k) <= PBWire.maxFieldNumber else {
                 let key = describeKey(-1)
                 lua_settop(L, -2)
-                return fail("cannot encode the key \(key): message tables are keyed by field number (an integer from 1 to 536870911)")
+                return fail { "cannot encode the key \(key): message tables are keyed by field number (an integer from 1 to 536870911)" }
             }
             addScratch(Int64(k))
         }
@@ -271,14 +320,14 @@ struct PBEncoder {
             wire = w
         case LUA_TTABLE: break
         default:
-            return fail("cannot encode 'wire' = \(describe(wires)) (a wire type name or a list of them expected)")
+            return fail { "cannot encode 'wire' = \(describe(wires)) (a wire type name or a list of them expected)" }
         }
         for i in 1..<(n + 1) {
             pushPath(PBPathEntry.index, Int64(i))
             if wireType == LUA_TTABLE {
                 lua_rawgeti(L, wires, lua_Integer(i))
                 guard lua_type(L, -1) == LUA_TSTRING, let w = wireCode(lua_gettop(L)) else {
-                    return fail("cannot encode 'wire'[\(i)] = \(describe(-1)) (a wire type name expected)")
+                    return fail { "cannot encode 'wire'[\(i)] = \(describe(-1)) (a wire type name expected)" }
                 }
                 wire = w
                 lua_settop(L, -2)
@@ -299,7 +348,7 @@ struct PBEncoder {
         case "fixed32": return PBWire.fixed32
         case "len": return PBWire.len
         default:
-            _ = fail("cannot encode 'wire' = \(describeKey(i)) (expected \"varint\", \"fixed64\", \"fixed32\" or \"len\")")
+            _ = fail { "cannot encode 'wire' = \(describeKey(i)) (expected \"varint\", \"fixed64\", \"fixed32\" or \"len\")" }
             return nil
         }
     }
@@ -310,7 +359,7 @@ struct PBEncoder {
         switch lua_type(L, v) {
         case LUA_TSTRING:
             guard wire == Self.unspecified || wire == PBWire.len || forNumbersOnly else {
-                return fail("cannot encode a string with wire type \(PBWire.name(wire))")
+                return fail { "cannot encode a string with wire type \(PBWire.name(wire))" }
             }
             var n = 0
             let s = lua_tolstring(L, v, &n)
@@ -318,7 +367,7 @@ struct PBEncoder {
             out.bytes(s, n)
         case LUA_TTABLE:
             guard wire == Self.unspecified || wire == PBWire.len || forNumbersOnly else {
-                return fail("cannot encode a table (a nested message) with wire type \(PBWire.name(wire))")
+                return fail { "cannot encode a table (a nested message) with wire type \(PBWire.name(wire))" }
             }
             out.tag(number, PBWire.len)
             let mark = out.beginLength()
@@ -337,22 +386,22 @@ struct PBEncoder {
                     out.fixed32(Float(lua_tonumberx(L, v, nil)).bitPattern)
                 } else {
                     guard bits >= Int64(Int32.min) && bits <= Int64(UInt32.max) else {
-                        return fail("cannot encode \(describe(v)) as fixed32 (out of range)")
+                        return fail { "cannot encode \(describe(v)) as fixed32 (out of range)" }
                     }
                     out.tag(number, PBWire.fixed32)
                     out.fixed32(UInt32(truncatingIfNeeded: bits))
                 }
             case PBWire.len:
-                return fail("cannot encode \(describe(v)) with wire type len")
+                return fail { "cannot encode \(describe(v)) with wire type len" }
             default:
                 guard let value = isFloat ? integer(v) : bits else {
-                    return fail("cannot encode \(describe(v)) as a varint (a float needs wire = \"fixed64\" or \"fixed32\")")
+                    return fail { "cannot encode \(describe(v)) as a varint (a float needs wire = \"fixed64\" or \"fixed32\")" }
                 }
                 out.tag(number, PBWire.varint)
                 out.varint(UInt64(bitPattern: value))
             }
         default:
-            return fail("cannot encode \(describe(v))")
+            return fail { "cannot encode \(describe(v))" }
         }
         return true
     }
@@ -383,12 +432,12 @@ struct PBEncoder {
                     lua_settop(L, -2)
                     lua_rotate(L, -2, 1)            // the value stays, the key goes on top for lua_next
                     addScratch(fi << 32 | Int64(lua_gettop(L) - 1))
-                    guard lua_checkstack(L, 8) != 0 else { return fail("cannot encode: the Lua stack is full") }
+                    guard lua_checkstack(L, 8) != 0 else { return fail { "cannot encode: the Lua stack is full" } }
                     continue
                 }
                 lua_settop(L, -3)
                 pushPath(PBPathEntry.name, Int64(lua_gettop(L)))
-                return fail("unknown field \(describeKey(-1)) in \(schema.messageNames[Int(m)])")
+                return fail { "unknown field \(describeKey(-1)) in \(schema.messageNames[Int(m)])" }
             }
             lua_settop(L, -2)
             if lua_type(L, -1) == LUA_TNUMBER, lua_isinteger(L, -1) != 0,
@@ -399,7 +448,7 @@ struct PBEncoder {
             }
             let key = describeKey(-1)
             lua_settop(L, -2)
-            return fail("cannot encode the key \(key) in \(schema.messageNames[Int(m)]) (field names or unknown field numbers expected)")
+            return fail { "cannot encode the key \(key) in \(schema.messageNames[Int(m)]) (field names or unknown field numbers expected)" }
         }
         // Unknown fields first (-number, so the largest first), then known ones by field index,
         // which is field number order.
@@ -412,7 +461,7 @@ struct PBEncoder {
             for j in (i + 1)..<max(i + 1, scratchCount) {
                 let other = Int32(truncatingIfNeeded: scratch.unsafelyUnwrapped[j] >> 32)
                 if fields[Int(other)].oneof == fd.oneof {
-                    return fail("cannot encode both '\(schema.fieldNames[Int(fi)])' and '\(schema.fieldNames[Int(other)])' of oneof '\(schema.oneofNames[Int(fd.oneof)])' in \(schema.messageNames[Int(m)])")
+                    return fail { "cannot encode both '\(schema.fieldNames[Int(fi)])' and '\(schema.fieldNames[Int(other)])' of oneof '\(schema.oneofNames[Int(fd.oneof)])' in \(schema.messageNames[Int(m)])" }
                 }
             }
         }
@@ -442,7 +491,7 @@ struct PBEncoder {
         if fd.map { return mapField(fi, fd, v) }
         if fd.repeated {
             guard lua_type(L, v) == LUA_TTABLE else {
-                return fail("cannot encode \(describe(v)) as repeated \(typeName(fd)) (a list expected)")
+                return fail { "cannot encode \(describe(v)) as repeated \(typeName(fd)) (a list expected)" }
             }
             let schema = schema.unsafelyUnwrapped
             guard let n = listLength(v, "repeated \(Self.typeName(schema, fd))") else { return false }
@@ -528,7 +577,7 @@ struct PBEncoder {
                 let bad = PBWire.invalidUTF8Offset(UnsafeRawPointer(s).assumingMemoryBound(to: UInt8.self), n)
                 if bad >= 0 {
                     let byte = UnsafeRawPointer(s).load(fromByteOffset: bad, as: UInt8.self)
-                    return fail("cannot encode a string that is not valid UTF-8 (byte \(PBText.hex(byte)) at offset \(bad + 1)) as string (use a bytes field for binary data)")
+                    return fail { "cannot encode a string that is not valid UTF-8 (byte \(PBText.hex(byte)) at offset \(bad + 1)) as string (use a bytes field for binary data)" }
                 }
             }
             out.bytes(s, n)
@@ -556,7 +605,7 @@ struct PBEncoder {
                 number = lua_tointegerx(L, -1, nil)
                 lua_settop(L, -3)
                 guard found else {
-                    return fail("cannot encode \(describeKey(v)): not a value of \(typeName(fd))")
+                    return fail { "cannot encode \(describeKey(v)): not a value of \(typeName(fd))" }
                 }
             } else {
                 guard let n = integer(v) else { return wrongType(fd, v) }
@@ -565,7 +614,7 @@ struct PBEncoder {
             }
             out.varint(UInt64(bitPattern: number))
         case FT.group:
-            return fail("cannot encode the group field (groups are not supported)")
+            return fail { "cannot encode the group field (groups are not supported)" }
         default:
             guard let n = integerValue(fd, v) else { return false }
             switch type {
@@ -597,7 +646,7 @@ struct PBEncoder {
             } else if unsigned64, d == d.rounded(), d >= 0, d < 1.8446744073709552e19 {
                 n = Int64(bitPattern: UInt64(d))
             } else {
-                _ = fail("cannot encode \(describe(v)) as \(FT.name(fd.type)) (an integer expected)")
+                _ = fail { "cannot encode \(describe(v)) as \(FT.name(fd.type)) (an integer expected)" }
                 return nil
             }
         }
@@ -619,18 +668,18 @@ struct PBEncoder {
     }
 
     mutating func wrongType(_ fd: PBSchema.Field, _ v: Int32) -> Bool {
-        fail("cannot encode \(describe(v)) as \(typeName(fd))")
+        fail { "cannot encode \(describe(v)) as \(typeName(fd))" }
     }
 
     mutating func outOfRange(_ fd: PBSchema.Field, _ v: Int32) -> Bool {
-        fail("cannot encode \(describe(v)) as \(FT.name(fd.type)) (out of range)")
+        fail { "cannot encode \(describe(v)) as \(FT.name(fd.type)) (out of range)" }
     }
 
     /// A map field: one entry (key = 1, value = 2, both always written) per key, in key order.
     mutating func mapField(_ fi: Int32, _ fd: PBSchema.Field, _ v: Int32) -> Bool {
         let schema = schema.unsafelyUnwrapped
         guard lua_type(L, v) == LUA_TTABLE else {
-            return fail("cannot encode \(describe(v)) as a map (a table expected)")
+            return fail { "cannot encode \(describe(v)) as a map (a table expected)" }
         }
         let entry = fd.typeIndex
         let keyField = schema.field(entry, 1)
@@ -701,6 +750,6 @@ struct PBEncoder {
     mutating func badKey(_ kd: PBSchema.Field, _ k: Int32) -> Bool {
         let key = describeKey(k)
         lua_settop(L, k - 1)
-        return fail("cannot encode the key \(key) in a map with \(FT.name(kd.type)) keys")
+        return fail { "cannot encode the key \(key) in a map with \(FT.name(kd.type)) keys" }
     }
 }

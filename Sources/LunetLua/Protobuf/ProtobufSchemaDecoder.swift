@@ -28,27 +28,25 @@ struct PBSchemaDecoder {
             pbPushDecodeError(L, .luaStackFull, offset: 0)
             return LUNET_RAISE
         }
-        var empty: UInt8 = 0
-        let ok: Bool
-        let failure: PBProblem?
-        let offset: Int
-        if bytes.count > 0, let raw = bytes.baseAddress {
-            let start = raw.assumingMemoryBound(to: UInt8.self)
-            var d = PBSchemaDecoder(L: L, schema: schema, names: names, start: start, end: start + bytes.count,
-                                    message: message, options: options)
-            ok = d.run()
-            failure = d.failure
-            offset = d.failureAt - start
-            d.release()
-        } else {
-            var d = withUnsafePointer(to: &empty) {
-                PBSchemaDecoder(L: L, schema: schema, names: names, start: $0, end: $0, message: message, options: options)
+        guard bytes.count > 0, let raw = bytes.baseAddress else {
+            // No bytes: the empty message (the decoder still runs, for `defaults`).
+            var zero: UInt8 = 0
+            return withUnsafeMutablePointer(to: &zero) { p in
+                run(L, schema, names: names, message: message, start: p, count: 0, options, base: base)
             }
-            ok = d.run()
-            failure = d.failure
-            offset = 0
-            d.release()
         }
+        return run(L, schema, names: names, message: message, start: raw.assumingMemoryBound(to: UInt8.self),
+                   count: bytes.count, options, base: base)
+    }
+
+    private static func run(_ L: OpaquePointer, _ schema: PBSchema, names: Int32, message: Int32,
+                            start: UnsafePointer<UInt8>, count: Int, _ options: Options, base: Int32) -> Int32 {
+        var d = PBSchemaDecoder(L: L, schema: schema, names: names, start: start, end: start + count,
+                                message: message, options: options)
+        let ok = d.run()
+        let failure = d.failure
+        let offset = d.failureAt - start
+        d.release()
         if ok {
             lua_settop(L, base + 1)
             return 1
