@@ -4,6 +4,18 @@ import XCTest
 
 /// The disk tier: persistence, damage, limits, failures, and several writers at once.
 final class CacheDiskTests: XCTestCase {
+    override func tearDown() {
+        // This process's directories (a child process of the hammer test uses its parent's).
+        guard ProcessInfo.processInfo.environment["LUNET_CACHE_HAMMER_DIR"] == nil else { return }
+        let base = NSTemporaryDirectory()
+        let prefix = "lunet-cache-tests-\(getpid())-"
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: base)) ?? [] where name.hasPrefix(prefix) {
+            let path = base + name
+            chmod(path + "/ro", 0o700)
+            try? FileManager.default.removeItem(atPath: path)
+        }
+    }
+
     func diskCache(_ dir: String, limit: Int = 1 << 20, memory: Int = 1 << 20, sync: Bool = true) -> HTTPCache {
         HTTPCache(HTTPCache.Configuration(memoryLimit: memory, diskLimit: limit, directory: dir, syncWrites: sync))
     }
@@ -224,7 +236,7 @@ final class CacheDiskTests: XCTestCase {
         let dir = cacheTemporaryDirectory()
         let cache = diskCache(dir, limit: 64 << 20, memory: 0)
         put(cache, "https://example.com/a", body: "old and whole")
-        signal(SIGXFSZ, SIG_IGN)
+        let previousHandler = signal(SIGXFSZ, SIG_IGN)        // over the limit, write fails with EFBIG instead of a signal
         var saved = rlimit()
         getrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &saved)
         var small = saved
@@ -232,7 +244,7 @@ final class CacheDiskTests: XCTestCase {
         XCTAssertEqual(setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &small), 0)
         let result = put(cache, "https://example.com/a", body: String(repeating: "n", count: 200_000))
         setrlimit(__rlimit_resource_t(RLIMIT_FSIZE.rawValue), &saved)
-        signal(SIGXFSZ, SIG_DFL)
+        signal(SIGXFSZ, previousHandler)
         XCTAssertEqual(result, .stored)                                       // the caller's response is fine; only the disk copy failed
         let s = cache.stats()
         XCTAssertTrue(s.lastDiskError?.contains("cannot write") == true, s.lastDiskError ?? "nil")

@@ -789,18 +789,57 @@ final class ProtobufCodecTests: XCTestCase {
         assert(not ok and err.kind == "argument" and err.message:find("nested deeper than 100 levels", 1, true), err.message)
         assert(schema:encode(w, "lunet.test.Node", { max_depth = 101 }) == D101)
         """#)
-        // Encoding recurses, so its limit stops at 1000 levels whatever max_depth says.
+        // Encoding recurses: past 100 levels only when asked, and never past 1000.
+        setGlobal("D300", nested(300))
+        lua(#"""
+        local v = schema:decode(D300, "lunet.test.Node", { max_depth = 5000 })
+        assert(schema:encode(v, "lunet.test.Node", { max_depth = 5000 }) == D300)
+        local g = protobuf.decode(D300, { guess = true, max_depth = 5000 })
+        assert(protobuf.encode(g, { max_depth = 5000 }) == D300)
+        """#)
+    }
+
+    /// Runs `body` on a thread with a stack of `size` bytes (the Lua state is not used
+    /// elsewhere meanwhile).
+    private func onThread(stackSize size: Int, _ body: @escaping @Sendable () -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            body()
+            done.signal()
+        }
+        thread.stackSize = size
+        thread.start()
+        done.wait()
+    }
+
+    func testDeepEncodingStopsBeforeTheStackEnds() throws {
+        try loadSchema()
         setGlobal("D1000", nested(1000))
         setGlobal("D1001", nested(1001))
         lua(#"""
-        local v = schema:decode(D1000, "lunet.test.Node", { max_depth = 5000 })
-        assert(schema:encode(v, "lunet.test.Node", { max_depth = 5000 }) == D1000)
-        local g = protobuf.decode(D1000, { guess = true, max_depth = 5000 })
-        assert(protobuf.encode(g, { max_depth = 5000 }) == D1000)
-        local w = schema:decode(D1001, "lunet.test.Node", { max_depth = 5000 })
-        local ok, err = pcall(schema.encode, schema, w, "lunet.test.Node", { max_depth = 5000 })
-        assert(not ok and err.message:find("nested deeper than 1000 levels", 1, true), err.message)
+        V1000 = schema:decode(D1000, "lunet.test.Node", { max_depth = 5000 })
+        V1001 = schema:decode(D1001, "lunet.test.Node", { max_depth = 5000 })
+        G1000 = protobuf.decode(D1000, { guess = true, max_depth = 5000 })
         """#)
+        // A small stack: an error, not a crash.
+        nonisolated(unsafe) let test = self
+        onThread(stackSize: 256 * 1024) {
+            for code in [#"schema:encode(V1000, "lunet.test.Node", { max_depth = 5000 })"#,
+                         "protobuf.encode(G1000, { max_depth = 5000 })"] {
+                let e = test.luaError(code)
+                XCTAssertEqual(e?.kind, "argument")
+                XCTAssertTrue(e?.message.hasPrefix("protobuf: cannot encode: messages nested too deep for the C stack at $") == true, e?.message ?? "")
+            }
+        }
+        // A big one: 1000 levels at most, whatever max_depth says.
+        onThread(stackSize: 256 * 1024 * 1024) {
+            test.lua(#"""
+            assert(schema:encode(V1000, "lunet.test.Node", { max_depth = 5000 }) == D1000)
+            assert(protobuf.encode(G1000, { max_depth = 5000 }) == D1000)
+            local ok, err = pcall(schema.encode, schema, V1001, "lunet.test.Node", { max_depth = 5000 })
+            assert(not ok and err.message:find("nested deeper than 1000 levels", 1, true), err.message)
+            """#)
+        }
     }
 
     func testSwiftEntryPointKeepsTheStack() {

@@ -9,9 +9,9 @@ import Glibc
 /// directories of mode 0700.
 ///
 /// Sharing: an entry is written to a temporary file in its own directory (`.tmp-PID-…`),
-/// fsynced, and renamed over its final name, so readers see the old file or the new one, never
-/// a mix. Readers take no lock: an open file stays whole even if it is replaced or removed.
-/// Every change to the set of final files — rename into place, removal, eviction, clearing —
+/// fsynced (with `syncWrites`), and renamed over its final name, so readers see the old file or
+/// the new one, never a mix. Readers take no lock: an open file stays whole even if it is
+/// replaced or removed. Every change to the set of final files — rename into place, removal, eviction, clearing —
 /// happens under `flock(LOCK_EX)` on `index`, which also holds the total bytes and entries,
 /// kept exact by each such change. When the total passes the limit, the lock holder rescans
 /// the tree (correcting any drift, say from a process killed between a rename and the counter

@@ -2,6 +2,42 @@ import CLunet
 import Glibc
 import LunetCore
 
+/// The bounds of each thread's stack, for the recursive encoder.
+enum PBStack {
+    static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+
+    /// The lowest address this thread's stack may reach, with 64 KB to spare: from
+    /// pthread_getattr_np (looked up with dlsym, as Swift's Glibc module leaves GNU extensions
+    /// out), once per thread. Without it, 512 KB below `base`.
+    static func floor(below base: UInt) -> UInt {
+        if let known = pthread_getspecific(key) {
+            let floor = UInt(bitPattern: known)
+            if floor > 1 { return floor }
+            return base > 512 * 1024 ? base - 512 * 1024 : 1
+        }
+        var floor: UInt = 1
+        typealias GetAttr = @convention(c) (pthread_t, UnsafeMutablePointer<pthread_attr_t>) -> Int32
+        if let symbol = dlsym(nil, "pthread_getattr_np") {
+            let getattr = unsafeBitCast(symbol, to: GetAttr.self)
+            var attr = pthread_attr_t()
+            if getattr(pthread_self(), &attr) == 0 {
+                var low: UnsafeMutableRawPointer? = nil
+                var size = 0
+                if pthread_attr_getstack(&attr, &low, &size) == 0, let low, size > 128 * 1024 {
+                    floor = UInt(bitPattern: low) + 64 * 1024
+                }
+                pthread_attr_destroy(&attr)
+            }
+        }
+        pthread_setspecific(key, UnsafeRawPointer(bitPattern: floor))
+        return floor > 1 ? floor : (base > 512 * 1024 ? base - 512 * 1024 : 1)
+    }
+}
+
 /// The encoder's first error message.
 final class PBEncodeFailure {
     var message: String? = nil
@@ -24,7 +60,7 @@ struct PBPathEntry {
 /// Never raises: raw table access, lua_next, pushes and lua_checkstack only.
 struct PBEncoder {
     /// The deepest nesting encode accepts, whatever max_depth asks: it recurses on the C stack
-    /// (and stops earlier, with an error, when the thread's stack runs low).
+    /// (and stops earlier, with an error, when the thread's stack runs low: `PBStack`).
     static let depthCap = 1000
 
     typealias FT = PBSchema.FieldType
@@ -43,8 +79,8 @@ struct PBEncoder {
     var scratchCapacity = 0
     let failure = PBEncodeFailure()
     /// Where the stack was when encoding began, and the lowest address the recursion may
-    /// reach (0: not found yet). Past the usual depth each level checks it, so that a thread
-    /// with a small stack gets an error rather than a crash.
+    /// reach (0: not found yet). Each level checks it, so that a thread with a small stack
+    /// gets an error rather than a crash.
     let stackBase = PBEncoder.stackAddress()
     var stackFloor: UInt = 0
     let schema: PBSchema?
@@ -76,7 +112,7 @@ struct PBEncoder {
             return fail { "cannot encode a table that contains itself (a reference cycle)" }
         }
         guard depth <= maxDepth else { return fail { "cannot encode: messages nested deeper than \(maxDepth) levels" } }
-        if depth > PBWire.defaultMaxDepth && !stackLeft() {
+        if !stackLeft() {
             return fail { "cannot encode: messages nested too deep for the C stack" }
         }
         guard lua_checkstack(L, 12) != 0 else { return fail { "cannot encode: the Lua stack is full" } }
@@ -99,28 +135,10 @@ struct PBEncoder {
         return withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
     }
 
-    /// Whether at least 64 KB of this thread's stack are left below here. The bounds come from
-    /// pthread_getattr_np (looked up with dlsym: Swift's Glibc module leaves GNU extensions
-    /// out), found once per encode and only past the usual depth; without it, the recursion
-    /// may use 512 KB from where the encoding began.
-    @inline(never)
+    /// Whether at least 64 KB of this thread's stack are left below here.
+    @inline(__always)
     mutating func stackLeft() -> Bool {
-        if stackFloor == 0 {
-            stackFloor = stackBase > 512 * 1024 ? stackBase - 512 * 1024 : 1
-            typealias GetAttr = @convention(c) (pthread_t, UnsafeMutablePointer<pthread_attr_t>) -> Int32
-            if let symbol = dlsym(nil, "pthread_getattr_np") {
-                let getattr = unsafeBitCast(symbol, to: GetAttr.self)
-                var attr = pthread_attr_t()
-                if getattr(pthread_self(), &attr) == 0 {
-                    var low: UnsafeMutableRawPointer? = nil
-                    var size = 0
-                    if pthread_attr_getstack(&attr, &low, &size) == 0, let low, size > 128 * 1024 {
-                        stackFloor = UInt(bitPattern: low) + 64 * 1024
-                    }
-                    pthread_attr_destroy(&attr)
-                }
-            }
-        }
+        if stackFloor == 0 { stackFloor = PBStack.floor(below: stackBase) }
         return Self.stackAddress() > stackFloor
     }
 
