@@ -112,6 +112,15 @@ public final class EventLoop {
         fail(Transfer(request: request, completion: completion), error)
     }
 
+    /// A transfer answered without the network (a cache hit): `completion` gets `response` on a
+    /// later turn.
+    public func succeed(_ request: HTTPRequest, _ response: HTTPResponse, completion: @escaping Transfer.Completion) -> Transfer {
+        let t = Transfer(request: request, completion: completion)
+        t.markRunning()
+        addTimer(after: 0) { t.finish(.success(response)) }
+        return t
+    }
+
     private func fail(_ t: Transfer, _ error: LunetError) -> Transfer {
         t.markRunning()
         addTimer(after: 0) { t.finish(.failure(error)) }

@@ -17,6 +17,8 @@ public struct HTTPRequest {
     public var options: TransferOptions
     /// Header names not to send, even those the session or lunet would add (User-Agent).
     public var removedHeaders: [String] = []
+    /// How the session's cache may answer (nil: the standard rules).
+    public var cachePolicy: CachePolicy?
 
     public init(method: String = "GET", url: String, headers: HTTPHeaders = HTTPHeaders(), body: Body = .none, options: TransferOptions = TransferOptions()) {
         self.method = method

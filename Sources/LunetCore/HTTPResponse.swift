@@ -21,6 +21,8 @@ public final class HTTPResponse {
     /// For a download: bytes written to the file by this transfer, whether a 200 made it start
     /// over from zero, and the file's size after the last byte.
     public internal(set) var download: (written: Int64, restarted: Bool, size: Int64)?
+    /// How the session's cache answered: "miss", "hit", "revalidated" or "stale" (nil without a cache).
+    public var cacheStatus: String?
 
     public init(status: Int, reason: String, headers: HTTPHeaders, body: ByteBuffer, url: String, httpVersion: String,
                 timings: Timings, request: HTTPRequest, connectionsOpened: Int, redirects: Int) {

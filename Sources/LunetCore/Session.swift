@@ -13,6 +13,8 @@ public final class Session {
         public var options = TransferOptions.standard
         /// At most this many transfers of this session run at once; the rest wait in a FIFO line.
         public var maxConcurrent: Int?
+        /// The HTTP cache its requests go through (see Session+Cache.swift).
+        public var cache: HTTPCache?
         public init() {}
     }
 
@@ -23,6 +25,8 @@ public final class Session {
     private var running: Set<ObjectIdentifier> = []
     private var line: [Transfer] = []
     private var lineStart = 0
+    /// GETs on the network now, by collapsing key, with the transfers waiting for the same answer.
+    var inflight: [String: [Transfer]] = [:]
 
     public var runningCount: Int { running.count }
     public var waitingCount: Int { line.count - lineStart }
@@ -130,6 +134,15 @@ public final class Session {
         } catch {
             return loop.fail(request, error, completion: completion)
         }
+        if let cache = configuration.cache, configure == nil {
+            return sendThroughCache(prepared, cache: cache, completion: completion)
+        }
+        return sendToNetwork(prepared, configure: configure, completion: completion)
+    }
+
+    /// Starts `prepared` on the network, within max_concurrent.
+    @discardableResult
+    func sendToNetwork(_ prepared: HTTPRequest, configure: ((Transfer) -> Void)? = nil, completion: @escaping Transfer.Completion) -> Transfer {
         guard let limit = configuration.maxConcurrent, limit > 0 else {
             let t = Transfer(request: prepared, completion: completion)
             configure?(t)

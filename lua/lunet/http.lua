@@ -7,6 +7,7 @@ local json = require "lunet.json"
 local response = require "lunet.response"
 local serializers = require "lunet.serializers"
 local retry_policy = require "lunet.retry_policy"
+local cache = require "lunet.cache"
 
 local http = {}
 http.serializers = serializers
@@ -23,7 +24,7 @@ local VERBS = { "get", "post", "put", "patch", "delete", "head", "options" }
 local SESSION_OPTIONS = {
   base_url = "string", headers = "table", timeout = "number", connect_timeout = "number",
   request = "any", response = "any", accept_status = "any", accept_types = "table",
-  cookies = "any", auth = "table", proxy = "string", insecure = "boolean", ca_file = "string",
+  cookies = "any", cache = "any", auth = "table", proxy = "string", insecure = "boolean", ca_file = "string",
   http_version = "string", max_body = "any", follow = "boolean", max_redirects = "number",
   decompress = "boolean", max_concurrent = "number", retry = "any", wait_for_network = "boolean",
 }
@@ -34,7 +35,7 @@ local REQUEST_OPTIONS = {
   connect_timeout = "number", follow = "boolean", max_redirects = "number", max_body = "any",
   insecure = "boolean", ca_file = "string", proxy = "string", http_version = "string",
   response = "any", accept_status = "any", accept_types = "any", cancel = "table",
-  decompress = "boolean", request = "any", retry = "any", wait_for_network = "boolean",
+  decompress = "boolean", request = "any", retry = "any", wait_for_network = "boolean", cache = "string",
   -- used by lunet.download: a file target, progress and chunk events, an upload from a file
   _download = "table", _progress = "boolean", _stream = "boolean", _on_events = "function", _upload_file = "string",
 }
@@ -174,7 +175,7 @@ local function build(session, opts)
     insecure = opts.insecure, ca_file = opts.ca_file, proxy = opts.proxy,
     http_version = opts.http_version, decompress = opts.decompress,
     download = opts._download, progress = opts._progress, stream = opts._stream, on_events = opts._on_events,
-    upload_file = opts._upload_file,
+    upload_file = opts._upload_file, cache_policy = opts.cache,
   }
 end
 
@@ -331,6 +332,11 @@ local function make_session(opts, parent)
   check_options(opts, SESSION_OPTIONS, "the session")
   local cfg = copy(opts)
   cfg.headers = nil
+  if opts.cache == true then cfg.cache = cache.default(http.parse_size)._core
+  elseif cache.is(opts.cache) then cfg.cache = opts.cache._core
+  elseif opts.cache ~= nil and opts.cache ~= false then
+    errors.raise("argument", "option 'cache' of a session takes true, false or a cache made by http.cache{}")
+  else cfg.cache = nil end
   cfg.max_body = http.parse_size(opts.max_body, "max_body")
   if opts.auth then
     if not opts.auth.bearer and not opts.auth.basic then
@@ -421,6 +427,9 @@ function http.request(opts)
 end
 
 local queue = require "lunet.queue"
+
+--- An HTTP cache (RFC 9111, private): http.cache{ dir =, memory = "32MB", disk = "512MB" }.
+function http.cache(opts) return cache.new(opts, http.parse_size) end
 
 --- An identifier queue over a session (the default one when none is given).
 function http.queue(opts)

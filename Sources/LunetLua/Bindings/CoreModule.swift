@@ -18,6 +18,9 @@ enum CoreModule {
             ("response_body", ResponseBinding.body), ("response_text", ResponseBinding.text),
             ("response_json", ResponseBinding.json), ("response_xml", ResponseBinding.xml), ("response_protobuf", ResponseBinding.protobuf), ("response_request", ResponseBinding.request),
             ("version", version), ("isatty", isatty), ("response_download", ResponseBinding.download),
+            ("cache_new", CacheBinding.new), ("cache_rule", CacheBinding.rule), ("cache_stats", CacheBinding.stats),
+            ("cache_clear", CacheBinding.clear), ("cache_purge", CacheBinding.purge), ("cache_entries", CacheBinding.entries),
+            ("response_cache", ResponseBinding.cacheStatus),
             ("sha256_file", FileBinding.sha256), ("finalize_file", FileBinding.finalize), ("file_size", FileBinding.size), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
         ]
         s.newTable(hash: Int32(functions.count))

@@ -47,6 +47,15 @@ enum ResponseBinding {
         return 2
     }
 
+    /// "miss", "hit", "revalidated", "stale", or nothing without a cache.
+    static let cacheStatus: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let r = response(L, "cache") else { return LuaErrorObject.badArgument(L, 1, "response_cache", "response expected") }
+        guard let status = r.cacheStatus else { return 0 }
+        LuaStack(L).push(status)
+        return 1
+    }
+
     /// For a download: bytes written, whether it started over, the file's size (or nothing).
     static let download: lunet_SwiftFunction = { L in
         let L = L!

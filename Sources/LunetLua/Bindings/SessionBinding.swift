@@ -74,6 +74,9 @@ enum SessionBinding {
         guard s.type(index) == LUA_TTABLE else { return .success((c, .none)) }
         c.baseURL = s.stringField(index, "base_url")
         c.maxConcurrent = s.integerField(index, "max_concurrent")
+        s.rawField(index, "cache")
+        c.cache = LuaUserdata.get(L, -1, HTTPCache.self, metatable: CacheBinding.metatable)
+        s.pop()
         c.options = TransferOptions.standard
         if let o = TransferBinding.options(L, index) { c.options = o.resolved(over: c.options) }
         if s.rawField(index, "auth") == LUA_TTABLE {

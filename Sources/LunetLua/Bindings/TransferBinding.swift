@@ -36,6 +36,12 @@ enum TransferBinding {
         if s.rawField(2, "multipart") == LUA_TTABLE { request.body = .multipart(multipartParts(L, -1)) }
         s.pop()
         if let path = s.stringField(2, "upload_file") { request.body = .file(path) }
+        if let policy = s.stringField(2, "cache_policy") {
+            guard let p = CachePolicy(rawValue: policy) else {
+                return LuaErrorObject.raise(L, .argument, "option 'cache' must be \"default\", \"reload\", \"no_store\", \"prefer_cache\" or \"only_if_cached\", got \"\(policy)\"")
+            }
+            request.cachePolicy = p
+        }
 
         // A download: { path, offset, range_start, on_whole = "restart" | "fail" }
         var target: FileTarget?
@@ -79,7 +85,9 @@ enum TransferBinding {
                 }
             }
         }
-        let transfer = session.send(request, configure: configure) { [unowned host] result in
+        // Only a transfer with something to set up skips the cache (downloads, progress, chunks).
+        let needsSetup = target != nil || wantsProgress || stream || eventsRef != LUA_NOREF
+        let transfer = session.send(request, configure: needsSetup ? configure : nil) { [unowned host] result in
             defer { host.release(callback); host.release(eventsRef) }
             host.call(callback) { s in
                 switch result {

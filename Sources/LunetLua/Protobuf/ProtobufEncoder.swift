@@ -4,37 +4,67 @@ import LunetCore
 
 /// The bounds of each thread's stack, for the recursive encoder.
 enum PBStack {
+    struct Bounds {
+        var floor: UInt     // the lowest address the encoder may reach (64 KB above the end); 0: unknown
+        var high: UInt
+    }
+
     static let key: pthread_key_t = {
         var key = pthread_key_t()
-        pthread_key_create(&key, nil)
+        pthread_key_create(&key) { free($0) }
         return key
     }()
 
-    /// The lowest address this thread's stack may reach, with 64 KB to spare: from
-    /// pthread_getattr_np (looked up with dlsym, as Swift's Glibc module leaves GNU extensions
-    /// out), once per thread. Without it, 512 KB below `base`.
-    static func floor(below base: UInt) -> UInt {
-        if let known = pthread_getspecific(key) {
-            let floor = UInt(bitPattern: known)
-            if floor > 1 { return floor }
-            return base > 512 * 1024 ? base - 512 * 1024 : 1
-        }
-        var floor: UInt = 1
+    /// This thread's stack, from pthread_getattr_np (looked up with dlsym, as Swift's Glibc
+    /// module leaves GNU extensions out); found once per thread.
+    static func bounds() -> Bounds {
+        if let known = pthread_getspecific(key) { return known.load(as: Bounds.self) }
+        var bounds = Bounds(floor: 0, high: 0)
         typealias GetAttr = @convention(c) (pthread_t, UnsafeMutablePointer<pthread_attr_t>) -> Int32
         if let symbol = dlsym(nil, "pthread_getattr_np") {
-            let getattr = unsafeBitCast(symbol, to: GetAttr.self)
             var attr = pthread_attr_t()
-            if getattr(pthread_self(), &attr) == 0 {
+            if unsafeBitCast(symbol, to: GetAttr.self)(pthread_self(), &attr) == 0 {
                 var low: UnsafeMutableRawPointer? = nil
                 var size = 0
                 if pthread_attr_getstack(&attr, &low, &size) == 0, let low, size > 128 * 1024 {
-                    floor = UInt(bitPattern: low) + 64 * 1024
+                    bounds = Bounds(floor: UInt(bitPattern: low) + 64 * 1024, high: UInt(bitPattern: low) + UInt(size))
                 }
                 pthread_attr_destroy(&attr)
             }
         }
-        pthread_setspecific(key, UnsafeRawPointer(bitPattern: floor))
-        return floor > 1 ? floor : (base > 512 * 1024 ? base - 512 * 1024 : 1)
+        guard let slot = malloc(MemoryLayout<Bounds>.size) else { pbOutOfMemory() }
+        slot.storeBytes(of: bounds, as: Bounds.self)
+        pthread_setspecific(key, slot)
+        return bounds
+    }
+
+    /// Whether the stack has room below the caller.
+    @inline(never)
+    static func hasRoom(_ bounds: Bounds) -> Bool {
+        guard bounds.floor != 0 else { return true }
+        var marker: UInt8 = 0
+        var here = withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
+        if here < bounds.floor - 64 * 1024 || here >= bounds.high {
+            // Not on this thread's stack: AddressSanitizer keeps such locals on a heap
+            // "fake stack". Ask the CPU's stack pointer instead.
+            guard let sp = stackPointer() else { return true }
+            here = sp
+        }
+        return here > bounds.floor
+    }
+
+    static func stackPointer() -> UInt? {
+        typealias GetContext = @convention(c) (UnsafeMutablePointer<ucontext_t>) -> Int32
+        guard let symbol = dlsym(nil, "getcontext") else { return nil }
+        var context = ucontext_t()
+        guard unsafeBitCast(symbol, to: GetContext.self)(&context) == 0 else { return nil }
+        #if arch(x86_64)
+        return withUnsafeBytes(of: context.uc_mcontext.gregs) { UInt(bitPattern: Int($0.load(fromByteOffset: 15 * 8, as: Int64.self))) }   // REG_RSP
+        #elseif arch(arm64)
+        return UInt(context.uc_mcontext.sp)
+        #else
+        return nil
+        #endif
     }
 }
 
@@ -78,11 +108,10 @@ struct PBEncoder {
     var scratchCount = 0
     var scratchCapacity = 0
     let failure = PBEncodeFailure()
-    /// Where the stack was when encoding began, and the lowest address the recursion may
-    /// reach (0: not found yet). Each level checks it, so that a thread with a small stack
-    /// gets an error rather than a crash.
-    let stackBase = PBEncoder.stackAddress()
-    var stackFloor: UInt = 0
+    /// This thread's stack (found on first use). Each level checks there is room left, so
+    /// that a thread with a small stack gets an error rather than a crash.
+    var stackBounds = PBStack.Bounds(floor: 0, high: 0)
+    var haveStackBounds = false
     let schema: PBSchema?
     let names: Int32
 
@@ -129,17 +158,14 @@ struct PBEncoder {
     @inline(__always)
     mutating func leave() { depth -= 1 }
 
-    @inline(never)
-    static func stackAddress() -> UInt {
-        var marker: UInt8 = 0
-        return withUnsafeMutablePointer(to: &marker) { UInt(bitPattern: $0) }
-    }
-
     /// Whether at least 64 KB of this thread's stack are left below here.
     @inline(__always)
     mutating func stackLeft() -> Bool {
-        if stackFloor == 0 { stackFloor = PBStack.floor(below: stackBase) }
-        return Self.stackAddress() > stackFloor
+        if !haveStackBounds {
+            stackBounds = PBStack.bounds()
+            haveStackBounds = true
+        }
+        return PBStack.hasRoom(stackBounds)
     }
 
     @inline(__always)

@@ -1,0 +1,79 @@
+/// A session's requests through its HTTP cache: answered from storage when RFC 9111 (or the
+/// request's policy, or a host rule) allows, revalidated with a conditional request when stale,
+/// stored when the answer may be, and collapsed when the same GET is already on the network.
+extension Session {
+    func sendThroughCache(_ request: HTTPRequest, cache: HTTPCache, completion: @escaping Transfer.Completion) -> Transfer {
+        let policy = request.cachePolicy ?? .default
+        let requestTime = HTTPCache.now()
+        switch cache.lookup(request, policy: policy, now: requestTime) {
+        case .hit(let stored):
+            let r = stored.response(for: request)
+            r.cacheStatus = stored.cacheStatus
+            return loop.succeed(request, r, completion: completion)
+
+        case .offlineMiss:
+            return loop.fail(request, LunetError(.offline, "nothing is stored for this request, and only_if_cached keeps it off the network", url: request.url), completion: completion)
+
+        case .miss:
+            return fetch(request, cache: cache, policy: policy, requestTime: requestTime, completion: completion)
+
+        case .stale(let stored, let fields):
+            var conditional = request
+            for (name, value) in fields { conditional.headers.set(name, value) }
+            return sendToNetwork(conditional) { [weak self] result in
+                guard let self else { return completion(result) }
+                let responseTime = HTTPCache.now()
+                switch result {
+                case .success(let r) where r.status == 304:
+                    if let fresh = cache.revalidated(stored, with: r, requestTime: requestTime, responseTime: responseTime) {
+                        fresh.cacheStatus = "revalidated"
+                        completion(.success(fresh))
+                    } else {
+                        // The 304 named another representation: ask again without conditions.
+                        self.fetch(request, cache: cache, policy: policy, requestTime: HTTPCache.now(), completion: completion)
+                    }
+                case .success(let r):
+                    _ = cache.store(request: r.request, response: r, requestTime: requestTime, responseTime: responseTime, policy: policy)
+                    r.cacheStatus = "miss"
+                    completion(.success(r))
+                case .failure(let e) where stored.mayServeStale && [.connect, .dns, .timeout, .offline].contains(e.kind):
+                    let r = stored.response(for: request)
+                    r.cacheStatus = "stale"
+                    completion(.success(r))
+                case .failure:
+                    completion(result)
+                }
+            }
+        }
+    }
+
+    /// The network, then storage; a GET already on the network is not sent twice.
+    @discardableResult
+    private func fetch(_ request: HTTPRequest, cache: HTTPCache, policy: CachePolicy, requestTime: Double,
+                       completion: @escaping Transfer.Completion) -> Transfer {
+        let key = Self.collapsingKey(request)
+        if let key, inflight[key] != nil {
+            let follower = Transfer(request: request, completion: completion)
+            follower.markRunning()
+            inflight[key]!.append(follower)
+            return follower
+        }
+        if let key { inflight[key] = [] }
+        return sendToNetwork(request) { [weak self] result in
+            if case .success(let r) = result {
+                _ = cache.store(request: r.request, response: r, requestTime: requestTime, responseTime: HTTPCache.now(), policy: policy)
+                r.cacheStatus = "miss"
+            }
+            let followers = key.flatMap { self?.inflight.removeValue(forKey: $0) } ?? []
+            completion(result)
+            for f in followers { f.finish(result) }
+        }
+    }
+
+    /// GETs without ranges or conditions collapse; credentials are part of the key.
+    static func collapsingKey(_ r: HTTPRequest) -> String? {
+        guard r.method == "GET", !r.headers.contains("Range"), !r.headers.contains("If-None-Match"),
+              !r.headers.contains("If-Modified-Since") else { return nil }
+        return r.url + "\u{0}" + (r.headers["Authorization"] ?? "")
+    }
+}
