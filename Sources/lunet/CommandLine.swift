@@ -3,6 +3,7 @@ struct Invocation: Equatable {
     enum Mode: Equatable {
         case repl
         case script(String)          // a path, or "-" for standard input
+        case test([String])          // lunet test [paths] [options]
         case help
         case version
     }
@@ -10,6 +11,7 @@ struct Invocation: Equatable {
     var mode: Mode = .repl
     var chunks: [String] = []        // -e CODE, in order
     var interactive = false          // -i: the REPL after the script
+    var har: String?                 // --har FILE: record the run
     var scriptArguments: [String] = []
     /// argv before the script name (becomes arg[-n]...arg[-1], as lua5.4 sets them).
     var interpreterArguments: [String] = []
@@ -30,6 +32,10 @@ struct Invocation: Equatable {
         var i = 1
         inv.interpreterArguments = [argv.first ?? "lunet"]
         var sawChunk = false
+        if argv.count > 1 && argv[1] == "test" {
+            inv.mode = .test(Array(argv.dropFirst(2)))
+            return inv
+        }
         while i < argv.count {
             let a = argv[i]
             switch a {
@@ -49,6 +55,12 @@ struct Invocation: Equatable {
             case "-i":
                 inv.interactive = true
                 inv.interpreterArguments.append(a)
+            case "--har":
+                guard i + 1 < argv.count else { throw .missingValue("--har") }
+                inv.har = argv[i + 1]
+                inv.interpreterArguments += [a, argv[i + 1]]
+                i += 2
+                continue
             case "--":
                 i += 1
                 if i < argv.count {
@@ -80,6 +92,8 @@ struct Invocation: Equatable {
       lunet -                  run the script on standard input
       lunet -e CODE            run CODE (may be given several times, before a script)
       lunet -i script.lua      run the script, then open the REPL in its state
+      lunet --har FILE ...     record every request and response as a HAR 1.2 file
+      lunet test [paths]       run *_test.lua files (see lunet test --help)
       lunet --version          print the versions of lunet, Lua and libcurl
       lunet --help             this text
     """

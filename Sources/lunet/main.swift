@@ -38,6 +38,23 @@ do {
 }
 
 var status: Int32 = 0
+if case .test(let arguments) = invocation.mode {
+    // The runner returns the exit status; leave at once (a timed-out test's work is abandoned).
+    host.setScriptArguments(interpreter: [CommandLine.arguments[0]], script: "test", arguments: arguments)
+    host.setGlobal("__lunet_test_args", .array(arguments.map { .string($0) }))
+    host.setGlobal("__lunet_binary", .string(CommandLine.arguments[0]))
+    let code = host.run(.string("""
+        local args, binary = __lunet_test_args, __lunet_binary
+        __lunet_test_args, __lunet_binary = nil, nil
+        io.stdout:flush()
+        os.exit(require("lunet.testing").main(args, { lunet = binary }), true)
+        """, name: "=lunet test"))
+    exit(code)
+}
+if let har = invocation.har {
+    host.setGlobal("__lunet_har", .string(har))
+    _ = host.run(.string("http.record(__lunet_har); __lunet_har = nil", name: "=--har"))
+}
 var scriptName = ""
 if case .script(let path) = invocation.mode { scriptName = path }
 host.setScriptArguments(interpreter: invocation.interpreterArguments, script: scriptName, arguments: invocation.scriptArguments)

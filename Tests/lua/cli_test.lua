@@ -1,6 +1,7 @@
 -- The command line, end to end: the built binary run as a user runs it.
-local h = dofile(arg[0]:gsub("[^/]*$", "") .. "harness.lua")
-local test, eq, truthy = h.test, h.eq, h.truthy
+local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
+local test = test or h.test
+local _, eq, truthy = h.test, h.eq, h.truthy
 local LUNET = h.lunet()
 
 local function script(text)

@@ -1,6 +1,7 @@
 -- http and sessions against httpbin and nginx on loopback (started by scripts/test).
-local h = dofile(arg[0]:gsub("[^/]*$", "") .. "harness.lua")
-local test, eq, truthy, fails = h.test, h.eq, h.truthy, h.fails
+local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
+local test = test or h.test
+local _, eq, truthy, fails = h.test, h.eq, h.truthy, h.fails
 
 local BIN = h.env("LUNET_HTTPBIN")
 local NGINX = h.env("LUNET_NGINX")

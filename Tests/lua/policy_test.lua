@@ -1,6 +1,7 @@
 -- Queue policies and retry decisions as pure, table-driven logic: no network.
-local h = dofile(arg[0]:gsub("[^/]*$", "") .. "harness.lua")
-local test, eq, truthy = h.test, h.eq, h.truthy
+local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
+local test = test or h.test
+local _, eq, truthy = h.test, h.eq, h.truthy
 local qp = require "lunet.queue_policy"
 local rp = require "lunet.retry_policy"
 

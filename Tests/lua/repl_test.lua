@@ -1,6 +1,7 @@
 -- The prompt, end to end: piped input, and a real terminal under tmux (send-keys, capture-pane).
-local h = dofile(arg[0]:gsub("[^/]*$", "") .. "harness.lua")
-local test, eq, truthy = h.test, h.eq, h.truthy
+local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
+local test = test or h.test
+local _, eq, truthy = h.test, h.eq, h.truthy
 local LUNET = h.lunet()
 local BIN = h.env("LUNET_HTTPBIN")
 local HOSTILE = h.env("LUNET_HOSTILE")

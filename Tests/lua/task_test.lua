@@ -1,6 +1,7 @@
 -- Tasks and continuations: deterministic, on sources and timers only.
-local h = dofile(arg[0]:gsub("[^/]*$", "") .. "harness.lua")
-local test, eq, truthy, fails = h.test, h.eq, h.truthy, h.fails
+local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
+local test = test or h.test
+local _, eq, truthy, fails = h.test, h.eq, h.truthy, h.fails
 local errors = require "lunet.errors"
 
 test("continue, next and catch chain values; a returned task is flattened", function()

@@ -1,8 +1,9 @@
 -- The test runner (lunet.testing) and the HAR recorder (lunet.har). The runner runs as a child
 -- process on the fixture files in Tests/Fixtures/testrunner, whose outcomes are known; the
 -- assertions, JSONPath and HAR are also checked in this process.
-local h = dofile(arg[0]:gsub("[^/]*$", "") .. "harness.lua")
-local test, eq, truthy, fails = h.test, h.eq, h.truthy, h.fails
+local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
+local test = test or h.test
+local _, eq, truthy, fails = h.test, h.eq, h.truthy, h.fails
 
 local BIN = h.env("LUNET_HTTPBIN")
 local TLS = h.env("LUNET_NGINX_TLS")

@@ -218,17 +218,29 @@ end
 
 -- Requests --------------------------------------------------------------------------------
 
+-- HAR recorders (http.record): every request's outcome is added to each.
+local recorders = {}
+
+local function record(r_or_err, started, req)
+  for _, entry in ipairs(recorders) do
+    entry.recorder:add(r_or_err, started, { method = req.method, url = req.url, headers = req.headers, body = req.body })
+  end
+end
+
 -- One attempt: a task of the response (validated and decoded) or of the error.
 local function attempt_async(session, opts, req)
   local t = task.new()
   t.url = req.url
+  local started = #recorders > 0 and require("lunet.har").now() or nil
   local transfer = core.send(session._core, req, function(raw, err)
     if t.state ~= "pending" then return end
     if err then
+      if started then record(err, started, req) end
       task._reject(t, err)
       return
     end
     local r = response.new(raw)
+    if started then record(r, started, req) end
     local ok, e = pcall(finish, session, opts, r)
     if ok then task._resolve(t, r) else task._reject(t, e) end
   end)
@@ -460,6 +472,29 @@ function http.upload_async(target, path, opts)
   return download.upload_async((opts and opts.session) or default_session(), target, path, opts)
 end
 function http.upload(target, path, opts) return http.upload_async(target, path, opts):await() end
+
+--- Records every request and response of the run as a HAR 1.2 file, written when the script
+--- ends (or by rec:save()). Secrets are masked unless { mask_secrets = false }.
+function http.record(path, opts)
+  if type(path) ~= "string" then errors.argument(1, "record", "a file path expected, got " .. type(path)) end
+  local entry = { recorder = require("lunet.har").new(), path = path, opts = opts or {} }
+  recorders[#recorders + 1] = entry
+  return {
+    save = function() return entry.recorder:write(entry.path, entry.opts) end,
+    stop = function()
+      for i, e in ipairs(recorders) do if e == entry then table.remove(recorders, i) break end end
+      return entry.recorder:write(entry.path, entry.opts)
+    end,
+  }
+end
+
+--- Writes every recording (the host calls this when a script ends).
+function http._save_records()
+  for _, e in ipairs(recorders) do
+    local ok, problem = e.recorder:write(e.path, e.opts)
+    if not ok then io.stderr:write("lunet: could not write ", e.path, ": ", tostring(problem), "\n") end
+  end
+end
 
 --- Diagnostics: { transfers = transfers in flight now }.
 function http.stats()

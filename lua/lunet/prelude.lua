@@ -47,6 +47,7 @@ end
 --- After a script: its exit status, and the reports to print (how its main task failed, and
 --- every failure nobody looked at).
 function host.finish(main)
+  http._save_records()
   local code, reports = 0, {}
   if main.state == "failed" then
     main._observed = true
