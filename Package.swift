@@ -4,12 +4,16 @@
 // LunetLua (the Lua host) -> front ends (the `lunet` executable, the `Lunet` library).
 import PackageDescription
 
+let optimisedAlways: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
 let package = Package(
     name: "lunet",
     products: [
         .executable(name: "lunet", targets: ["lunet"]),
         // For Swift tools that embed lunet. It links Lua but never readline (GPL-3).
         .library(name: "Lunet", targets: ["Lunet"]),
+        // `require "lunet"` from a stock lua5.4 (installed as lunet.so by scripts/install-lua-module).
+        .library(name: "LunetLuaModule", type: .dynamic, targets: ["LunetLuaModule", "CLunetModule"]),
     ],
     targets: [
         // C libraries from Debian. CLua names no library to link: the Lua module loaded by a
@@ -26,11 +30,21 @@ let package = Package(
             linkerSettings: [.linkedLibrary("curl")]
         ),
         // The core: loop, transfers, sessions. Knows nothing of Lua.
-        .target(name: "LunetCore", dependencies: ["CLunet"]),
+        // Optimised in debug builds too: hashing 200 MB or decoding big JSON takes 30x longer
+        // unoptimised, and the tests do both.
+        .target(name: "LunetCore", dependencies: ["CLunet"], swiftSettings: optimisedAlways),
         // The Lua host: the state, values, bindings, prelude. Knows nothing of readline or argv.
         // lua/ is compiled into it as bytecode by the EmbedLua plugin.
-        .target(name: "LunetLua", dependencies: ["LunetCore", "CLunet"], plugins: ["EmbedLua"]),
+        .target(name: "LunetLua", dependencies: ["LunetCore", "CLunet"], swiftSettings: optimisedAlways, plugins: ["EmbedLua"]),
         .plugin(name: "EmbedLua", capability: .buildTool(), dependencies: ["lunet-luac"]),
+        // The Lua module: the host without liblua (the interpreter that loads it has its own) and
+        // never unloaded by lua_close (Swift code must not be unmapped).
+        .target(name: "CLunetModule", dependencies: ["CLua"], path: "Sources/CLunetModule"),
+        .target(
+            name: "LunetLuaModule",
+            dependencies: ["LunetLua", "CLunetModule"],
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]
+        ),
         .executableTarget(name: "lunet-luac", dependencies: ["CLunet"], linkerSettings: [.linkedLibrary("lua5.4")]),
         // The embedding library: the host plus the Lua runtime it links.
         .target(
@@ -44,8 +58,11 @@ let package = Package(
                           swiftSettings: [.swiftLanguageMode(.v5)],
                           linkerSettings: [.linkedLibrary("lua5.4")]),
 
+        // An example tool that embeds lunet (built and run by the tests).
+        .executableTarget(name: "lunet-embed-example", dependencies: ["Lunet"], path: "Examples/embed-tool"),
+
         .testTarget(name: "LunetCoreTests", dependencies: ["LunetCore"]),
-        .testTarget(name: "LunetLuaTests", dependencies: ["Lunet"]),
+        .testTarget(name: "LunetLuaTests", dependencies: ["Lunet", "LunetLuaModule"]),
         .testTarget(name: "LunetTests", dependencies: ["Lunet"]),
     ]
 )

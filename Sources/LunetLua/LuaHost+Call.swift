@@ -25,3 +25,19 @@ extension LuaHost {
         return .success(results)
     }
 }
+
+extension LuaHost {
+    /// Pushes require(module) (true), or an error message (false), on the main thread's stack.
+    public func callModuleRaw(_ module: String) -> Bool {
+        let s = LuaStack(L)
+        lua_rawgeti(L, lunet_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
+        s.rawField(-1, "require")
+        lunet_remove(L, -2)
+        s.push(module)
+        if lunet_pcall(L, 1, 1) == LUA_OK { return true }
+        let message = describeError(at: -1)
+        s.pop()
+        s.push(message)
+        return false
+    }
+}

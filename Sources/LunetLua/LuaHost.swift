@@ -24,15 +24,33 @@ public final class LuaHost {
         LuaHost.writeStandardError("lunet: \(message)\n")
     }
 
+    /// False for a host attached to someone else's state (the Lua module): it never closes it.
+    public let ownsState: Bool
+
     public init(loop: EventLoop = EventLoop()) throws(LunetError) {
         guard let L = lunet_newstate() else { throw LunetError(.argument, "could not create a Lua state") }
         self.L = L
         self.current = L
         self.loop = loop
+        self.ownsState = true
         lunet_extraspace(L).pointee = Unmanaged.passUnretained(self).toOpaque()
         guard lunet_openlibs(L) == LUA_OK else { throw LunetError(.argument, "could not open Lua's standard libraries") }
         installPreloads()
-        try requirePrelude()
+        try requirePrelude(globals: true)
+        loop.runDueWorkHandler = { [unowned self] in self.drain() }
+    }
+
+    /// A host on a state that a stock interpreter made (`require "lunet"`): lunet's modules are
+    /// installed in its package.preload, no globals are set, and the state stays the caller's.
+    /// The state's extra space holds the host pointer, so another C module must not use it.
+    public init(attachingTo L: OpaquePointer) throws(LunetError) {
+        self.L = L
+        self.current = L
+        self.loop = EventLoop()
+        self.ownsState = false
+        lunet_extraspace(L).pointee = Unmanaged.passUnretained(self).toOpaque()
+        installPreloads()
+        try requirePrelude(globals: false)
         loop.runDueWorkHandler = { [unowned self] in self.drain() }
     }
 
@@ -59,7 +77,7 @@ public final class LuaHost {
         drainRef = LUA_NOREF
         hostRef = LUA_NOREF
         loop.runDueWorkHandler = nil
-        lua_close(L)
+        if ownsState { lua_close(L) }
     }
 
     // MARK: the Lua that ships with the host
@@ -102,8 +120,11 @@ public final class LuaHost {
         return false
     }
 
-    private func requirePrelude() throws(LunetError) {
+    private func requirePrelude(globals: Bool) throws(LunetError) {
         let s = LuaStack(L)
+        // The prelude reads this to decide whether to set http, task, json... as globals.
+        s.push(globals)
+        s.setRawField(lunet_registryindex(), "lunet.globals")
         lua_rawgeti(L, lunet_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
         s.rawField(-1, "require")
         s.push("lunet.prelude")

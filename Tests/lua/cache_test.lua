@@ -177,5 +177,5 @@ test("stats, entries, purge and clear", function()
   eq(#c:entries(), 0, "cleared")
 end)
 
-os.execute("rm -rf " .. dir .. "*")
+h.cleanup(after_all, function() os.execute("rm -rf " .. dir .. "*") end)
 h.done()

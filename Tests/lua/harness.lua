@@ -78,7 +78,15 @@ function H.lunet()
   return arg[i]
 end
 
+--- Registers cleanup for the end of the file: after its last test, however the file is run.
+--- Pass the file's `after_all` (nil when run on its own).
+function H.cleanup(after_all, fn)
+  if after_all then after_all(fn) else H.cleanups[#H.cleanups + 1] = fn end
+end
+H.cleanups = {}
+
 function H.done()
+  for _, fn in ipairs(H.cleanups) do pcall(fn) end
   if H.n == 0 then return end   -- the file ran under lunet test, whose runner reports
   print("1.." .. H.n)
   print(string.format("%d passed, %d failed", H.passed, H.failed))

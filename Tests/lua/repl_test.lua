@@ -178,5 +178,5 @@ test("background work goes on and prints above the prompt while the user types",
   t:close()
 end)
 
-os.execute("rm -rf " .. shell_quote(state))
+h.cleanup(after_all, function() os.execute("rm -rf " .. shell_quote(state)) end)
 h.done()

@@ -561,5 +561,5 @@ test("HAR timings from lunet's cumulative timings", function()
   eq(har.iso8601(1700000000.1234), "2023-11-14T22:13:20.123Z", "iso8601")
 end)
 
-os.execute("rm -rf " .. q(TMP))
+h.cleanup(after_all, function() os.execute("rm -rf " .. q(TMP)) end)
 h.done()

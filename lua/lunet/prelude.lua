@@ -7,13 +7,15 @@ coroutine.resume = runtime.resume
 coroutine.wrap = runtime.wrap
 
 local task = require "lunet.task"
-http = require "lunet.http"
-_G.task = task
-json = require "lunet.json"
-url = require "lunet.url"
-net = require "lunet.net"
-xml = require "lunet.xml"
-protobuf = require "lunet.protobuf"
+local modules = {
+  http = require "lunet.http", task = task, json = require "lunet.json", url = require "lunet.url",
+  net = require "lunet.net", xml = require "lunet.xml", protobuf = require "lunet.protobuf",
+}
+-- The lunet program sets them as globals; `require "lunet"` in another interpreter does not.
+if debug.getregistry()["lunet.globals"] then
+  for name, module in pairs(modules) do _G[name] = module end
+end
+local http = modules.http
 
 local host = {}
 

@@ -209,12 +209,23 @@ function M.run_file(path, config, on_test, on_loaded)
     end
   end
 
+  -- after_all(fn): runs once after the file's last test (cleaning up what the top level made).
+  local after_all = {}
+  env.after_all = function(fn)
+    if type(fn) ~= "function" then error("after_all() takes a function, got " .. type(fn), 2) end
+    after_all[#after_all + 1] = fn
+  end
+
   env.test, env.describe = test, describe
   env.skip, env.only = test.skip, test.only
   env.before_each, env.after_each = hook("before"), hook("after")
   env.expect, env.fail = expect.expect, expect.fail
 
   local function finish_file()
+    for _, fn in ipairs(after_all) do
+      local ok, err = pcall(fn)
+      if not ok then io.stderr:write("after_all in ", path, " failed: ", tostring(err), "\n") end
+    end
     file.duration = since(started)
     return file
   end

@@ -1,0 +1,57 @@
+-- The two ways into lunet from outside: the Lua module in Debian's lua5.4, and the example Swift
+-- tool that embeds the library. Both built by `swift build`, run here as subprocesses.
+local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
+local test = test or h.test
+local _, eq, truthy = h.test, h.eq, h.truthy
+local BIN = h.env("LUNET_HTTPBIN")
+local function absolute(path)
+  local _, out = h.run("realpath " .. path)
+  return (out:gsub("%s+$", ""))
+end
+local build = absolute(h.lunet()):match("^(.*)/[^/]*$")
+local root = (debug.getinfo(1, "S").source:match("^@(.*/)Tests/lua/") or "./")
+
+local moddir = os.tmpname()
+os.remove(moddir)
+os.execute("mkdir -p " .. moddir .. " && ln -sf " .. build .. "/libLunetLuaModule.so " .. moddir .. "/lunet.so")
+local LUA = "LUA_CPATH='" .. moddir .. "/?.so;;' lua5.4"
+
+test("require 'lunet' in lua5.4: requests, tasks, errors as objects", function()
+  local code, out = h.run(LUA .. " -e '" .. [[
+    local lunet = require "lunet"
+    local r = lunet.http.get(os.getenv("LUNET_HTTPBIN") .. "/get?x=1")
+    local ok, e = pcall(lunet.http.get, 42)
+    local n = lunet.run(function()
+      local a = lunet.http.get_async(os.getenv("LUNET_HTTPBIN") .. "/delay/0.2")
+      local b = lunet.http.get_async(os.getenv("LUNET_HTTPBIN") .. "/delay/0.2")
+      return #lunet.task.all{ a, b }:await()
+    end)
+    io.write(r.status, " ", r.json.args.x, " ", tostring(ok), " ", e.kind, " ", n, " ", tostring(http))
+  ]] .. "'")
+  eq({ code, out }, { 0, "200 1 false argument 2 nil" }, "status and output")
+end)
+
+test("the module example runs in a stock lua5.4", function()
+  local code, out = h.run(LUA .. " " .. root .. "Examples/module-demo.lua " .. BIN)
+  eq({ code, out }, { 0, "200\tlua5.4\n201\t202\nfalse\tconnect\n" }, "status and output")
+end)
+
+test("the module is not linked against its own Lua runtime and stays loaded", function()
+  local _, out = h.run("readelf -d " .. build .. "/libLunetLuaModule.so")
+  truthy(not out:find("liblua", 1, true), "no liblua in NEEDED")
+  truthy(out:find("NODELETE", 1, true), "linked -z nodelete")
+end)
+
+test("the example Swift tool embeds lunet and exposes a Swift function to its scripts", function()
+  local script = os.tmpname()
+  io.open(script, "w"):write([[
+    local ok, e = pcall(tool.stamp, {})
+    io.write(tool.stamp("hello"), " ", e.kind, " ", http.get(os.getenv("LUNET_HTTPBIN") .. "/status/204").status)
+  ]]):close()
+  local code, out = h.run(build .. "/lunet-embed-example " .. script)
+  eq({ code, out }, { 0, "[embed-tool] hello argument 204" }, "status and output")
+  os.remove(script)
+end)
+
+h.cleanup(after_all, function() os.execute("rm -rf " .. moddir) end)
+h.done()
