@@ -22,6 +22,13 @@ final class CharsetTests: XCTestCase {
         XCTAssertEqual(try convert([0xEF, 0xBB, 0xBF, 0x41], "utf-8").get(), "A", "a UTF-8 BOM is dropped")
     }
 
+    func testChineseKoreanAndStatefulJapaneseCharsets() throws {
+        XCTAssertEqual(try convert([0x1B, 0x24, 0x42, 0x46, 0x7C, 0x4B, 0x5C, 0x1B, 0x28, 0x42], "iso-2022-jp").get(), "日本")
+        XCTAssertEqual(try convert([0xD6, 0xD0, 0xCE, 0xC4], "gbk").get(), "中文")
+        XCTAssertEqual(try convert([0xA4, 0xA4, 0xA4, 0xE5], "big5").get(), "中文")
+        XCTAssertEqual(try convert([0xC7, 0xD1, 0xB1, 0xB9], "euc-kr").get(), "한국")
+    }
+
     func testBadInputNamesTheProblem() {
         guard case .failure(let unknown) = convert([0x41], "no-such-charset") else { return XCTFail("accepted") }
         XCTAssertEqual(unknown.kind, .decode)
