@@ -86,6 +86,31 @@ test("a failure nobody awaited is reported at the end", function()
   truthy(out:find("nothing awaited or caught it", 1, true) and out:find("lost", 1, true), out)
 end)
 
+test("lunet --har FILE script.lua records the run as HAR 1.2, secrets masked", function()
+  local har_path = os.tmpname()
+  local s = script(string.format([[
+    http.get(%q, { headers = { Authorization = "Bearer secret-token" } })
+    pcall(http.get, "http://127.0.0.1:1/")
+  ]], h.env("LUNET_HTTPBIN") .. "/get?token=abc"))
+  local code, out = h.run(LUNET .. " --har " .. har_path .. " " .. s)
+  eq(code, 0, "exit status: " .. out)
+  local doc = json.decode(io.open(har_path):read("a"))
+  eq(doc.log.version, "1.2", "HAR version")
+  eq(doc.log.creator.name, "lunet", "creator")
+  eq(#doc.log.entries, 2, "both requests, the failed one too")
+  local first = doc.log.entries[1]
+  eq(first.response.status, 200, "status")
+  local auth
+  for _, hd in ipairs(first.request.headers) do if hd.name:lower() == "authorization" then auth = hd.value end end
+  eq(auth, "***", "the Authorization header is masked")
+  local token
+  for _, q in ipairs(first.request.queryString) do if q.name == "token" then token = q.value end end
+  eq(token, "***", "a token query parameter is masked")
+  truthy(not first.request.url:find("abc", 1, true), "and so is the URL: " .. first.request.url)
+  -- (the response body is the server's own content: httpbin echoes the header back, unmasked)
+  os.remove(har_path); os.remove(s)
+end)
+
 test("a proxy carries the request (httpbin answers absolute-form requests)", function()
   local r = http.get("http://proxied.test/anything/x", { proxy = h.env("LUNET_HTTPBIN") })
   eq(r.json.url, "http://proxied.test/anything/x", "the proxy saw the absolute URL")
