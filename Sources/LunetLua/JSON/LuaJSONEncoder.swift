@@ -66,46 +66,8 @@ public enum LuaJSONEncoder {
 
 // MARK: - Output
 
-/// A growable byte buffer on the C heap, written through raw pointers.
-struct JSONWriter {
-    var base: UnsafeMutablePointer<UInt8>? = nil
-    var count = 0
-    var capacity = 0
-
-    /// Room for `n` more bytes; returns where the next byte goes.
-    @inline(__always)
-    mutating func reserve(_ n: Int) -> UnsafeMutablePointer<UInt8> {
-        if capacity - count < n { grow(n) }
-        return base.unsafelyUnwrapped + count
-    }
-
-    @inline(never)
-    mutating func grow(_ n: Int) {
-        let newCapacity = max(count + n, capacity * 2, 1024)
-        guard let grown = realloc(base, newCapacity) else { jsonCodecOutOfMemory() }
-        base = grown.assumingMemoryBound(to: UInt8.self)
-        capacity = newCapacity
-    }
-
-    @inline(__always)
-    mutating func append(_ byte: UInt8) {
-        reserve(1).pointee = byte
-        count += 1
-    }
-
-    @inline(__always)
-    mutating func append(_ p: UnsafePointer<UInt8>, _ n: Int) {
-        reserve(n).update(from: p, count: n)
-        count += n
-    }
-
-    mutating func release() {
-        free(base)
-        base = nil
-        count = 0
-        capacity = 0
-    }
-}
+/// The JSON encoder writes into the shared codec buffer.
+typealias JSONWriter = ByteWriter
 
 /// Where Double.write(to:) puts its digits. The standard library hands a finite double's text
 /// to `_writeASCII` as bytes, with no String made; `write(_:)` is the general fallback.

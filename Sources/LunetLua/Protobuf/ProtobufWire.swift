@@ -235,25 +235,10 @@ func pbOutOfMemory() -> Never {
 }
 
 /// A growable byte buffer on the C heap: what the encoders write into.
-struct PBWriter {
-    var base: UnsafeMutablePointer<UInt8>? = nil
-    var count = 0
-    var capacity = 0
+typealias PBWriter = ByteWriter
 
-    @inline(__always)
-    mutating func reserve(_ n: Int) -> UnsafeMutablePointer<UInt8> {
-        if capacity - count < n { grow(n) }
-        return base.unsafelyUnwrapped + count
-    }
-
-    @inline(never)
-    mutating func grow(_ n: Int) {
-        let newCapacity = max(count + n, capacity * 2, 1024)
-        guard let grown = realloc(base, newCapacity) else { pbOutOfMemory() }
-        base = grown.assumingMemoryBound(to: UInt8.self)
-        capacity = newCapacity
-    }
-
+/// Protobuf's wire primitives on the shared codec buffer.
+extension ByteWriter {
     @inline(__always)
     mutating func varint(_ v: UInt64) {
         let o = reserve(10)
@@ -331,10 +316,4 @@ struct PBWriter {
         count += size - 1
     }
 
-    mutating func release() {
-        free(base)
-        base = nil
-        count = 0
-        capacity = 0
-    }
 }

@@ -1,0 +1,58 @@
+import Glibc
+
+/// A growable byte buffer on the C heap, written through raw pointers: what every encoder
+/// (JSON, XML, protobuf) writes into. No Swift allocation or bounds check per byte.
+struct ByteWriter {
+    var base: UnsafeMutablePointer<UInt8>? = nil
+    var count = 0
+    var capacity = 0
+
+    /// Room for `n` more bytes; returns where the next byte goes.
+    @inline(__always)
+    mutating func reserve(_ n: Int) -> UnsafeMutablePointer<UInt8> {
+        if capacity - count < n { grow(n) }
+        return base.unsafelyUnwrapped + count
+    }
+
+    @inline(never)
+    mutating func grow(_ n: Int) {
+        let newCapacity = max(count + n, capacity * 2, 1024)
+        guard let grown = realloc(base, newCapacity) else { codecOutOfMemory("an encoder") }
+        base = grown.assumingMemoryBound(to: UInt8.self)
+        capacity = newCapacity
+    }
+
+    @inline(__always)
+    mutating func append(_ byte: UInt8) {
+        reserve(1).pointee = byte
+        count += 1
+    }
+
+    @inline(__always)
+    mutating func append(_ p: UnsafePointer<UInt8>, _ n: Int) {
+        reserve(n).update(from: p, count: n)
+        count += n
+    }
+
+    @inline(__always)
+    mutating func append(_ s: StaticString) {
+        append(s.utf8Start, s.utf8CodeUnitCount)
+    }
+
+    mutating func release() {
+        free(base)
+        base = nil
+        count = 0
+        capacity = 0
+    }
+}
+
+/// Codecs abort on exhaustion, as the Lua allocator does, so that nothing raises from Swift.
+func codecOutOfMemory(_ codec: StaticString) -> Never {
+    let prefix: StaticString = "lunet: out of memory in "
+    let suffix: StaticString = "; stopping\n"
+    _ = write(2, prefix.utf8Start, prefix.utf8CodeUnitCount)
+    _ = write(2, codec.utf8Start, codec.utf8CodeUnitCount)
+    _ = write(2, suffix.utf8Start, suffix.utf8CodeUnitCount)
+    abort()
+}
