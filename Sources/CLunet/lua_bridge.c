@@ -2,6 +2,7 @@
 #include "CLunet.h"
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 // The one C function Lua calls for every Swift function. Upvalue 1 holds the Swift function
 // pointer. The Swift frame has fully returned before lua_error runs, so no Swift cleanup is
@@ -37,9 +38,32 @@ static int lunet_panic(lua_State *L) {
     return 0;
 }
 
+// Lua's warnings (an error in a __gc metamethod, warn(...)) go to standard error, so that
+// nothing a script does wrong passes without a word. "@off" and "@on" turn them off and on.
+static int warnings_on = 1;
+static int warning_continues = 0;
+
+static void lunet_warn(void *ud, const char *msg, int tocont) {
+    (void)ud;
+    if (!warning_continues && msg[0] == '@') {
+        if (strcmp(msg, "@off") == 0) warnings_on = 0;
+        else if (strcmp(msg, "@on") == 0) warnings_on = 1;
+        return;
+    }
+    if (warnings_on) {
+        if (!warning_continues) fputs("lunet: warning: ", stderr);
+        fputs(msg, stderr);
+        if (!tocont) fputc('\n', stderr);
+    }
+    warning_continues = tocont;
+}
+
 lua_State *lunet_newstate(void) {
     lua_State *L = lua_newstate(lunet_alloc, NULL);
-    if (L) lua_atpanic(L, lunet_panic);
+    if (L) {
+        lua_atpanic(L, lunet_panic);
+        lua_setwarnf(L, lunet_warn, NULL);
+    }
     return L;
 }
 

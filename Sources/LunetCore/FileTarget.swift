@@ -1,3 +1,4 @@
+import CLunet
 import Glibc
 
 /// Where a download's body goes: a file (the `.part`), written at an offset with pwrite, so
@@ -93,8 +94,18 @@ public final class FileTarget {
             offset += Int64(r)
             written += Int64(r)
         }
+        // Start writing back every 32 MB while the transfer goes on, so the fsync before the
+        // final rename has little left to do (it is what makes the final name durable).
+        if startsWriteback && written - writebackMark >= 32 << 20 {
+            _ = lunet_start_writeback(fd, writebackMark, written - writebackMark)
+            writebackMark = written
+        }
         return nil
     }
+
+    private var writebackMark: Int64 = 0
+    /// For durable downloads (fsync before the rename): write back during the transfer.
+    public var startsWriteback = false
 
     var hasBegun: Bool { decided }
 

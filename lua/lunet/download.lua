@@ -78,10 +78,32 @@ local function verify_and_finish(part, path, meta_path, opts, result)
     end
     result.sha256 = digest
   end
-  local ok, problem = core.finalize_file(part, path)
+  local ok, problem = core.finalize_file(part, path, opts.durable == true)
   if not ok then errors.raise("io", problem) end
   os.remove(meta_path)
   result.path = path
+  return result
+end
+
+-- A caller's callback (progress, on_chunk) that raises stops the download: the first error is
+-- kept, the request is cancelled, and the download fails with that error.
+local function guarded(state, fn)
+  return function(...)
+    if state.error ~= nil then return end
+    local ok, err = pcall(fn, ...)
+    if not ok then
+      state.error = err
+      if state.task then state.task:cancel("a callback failed") end
+    end
+  end
+end
+
+-- Runs a request with callbacks whose failure ends it; its response, or the callback's error.
+local function request_with_callbacks(session, o, state)
+  state.task = session:request_async(o)
+  local ok, result = pcall(state.task.await, state.task)
+  if state.error ~= nil then error(state.error, 0) end
+  if not ok then error(result, 0) end
   return result
 end
 
@@ -89,7 +111,8 @@ end
 local function single(session, url, part, meta_path, opts, offset, meta, report)
   local extra = {
     method = "GET", url = url,
-    _download = { path = part, meta = meta_path, offset = offset, range_start = offset > 0 and offset or nil, on_whole = "restart" },
+    _download = { path = part, meta = meta_path, offset = offset, range_start = offset > 0 and offset or nil, on_whole = "restart",
+                  durable = opts.durable == true },
     _progress = report ~= nil, _stream = opts.on_chunk ~= nil,
   }
   local o = request_options(opts, extra)
@@ -97,13 +120,14 @@ local function single(session, url, part, meta_path, opts, offset, meta, report)
     o.headers["Range"] = "bytes=" .. offset .. "-"
     o.headers["If-Range"] = meta.etag or meta.last_modified
   end
+  local state = {}
   if report or opts.on_chunk then
-    o._on_events = function(dl, dltotal, _, _, chunks)
+    o._on_events = guarded(state, function(dl, dltotal, _, _, chunks)
       if chunks and opts.on_chunk then for _, c in ipairs(chunks) do opts.on_chunk(c) end end
       if report then report(offset + dl, dltotal > 0 and offset + dltotal or nil) end
-    end
+    end)
   end
-  return session:request(o)
+  return request_with_callbacks(session, o, state)
 end
 
 -- N ranges in parallel into the same part file; nil when the server cannot do ranges.
@@ -121,7 +145,7 @@ local function segmented(session, url, part, meta_path, opts, report)
   end
   os.remove(part)
   local size = math.ceil(length / n)
-  local done, list = {}, {}
+  local done, list, state = {}, {}, {}
   for i = 1, n do
     local first, last = (i - 1) * size, math.min(length, i * size) - 1
     if first <= last then
@@ -133,17 +157,21 @@ local function segmented(session, url, part, meta_path, opts, report)
       o.headers["Range"] = string.format("bytes=%d-%d", first, last)
       if validator then o.headers["If-Range"] = validator end
       if report then
-        o._on_events = function(dl)
+        o._on_events = guarded(state, function(dl)
           done[i] = dl
           local sum = 0
           for _, v in pairs(done) do sum = sum + v end
           report(sum, length)
-        end
+        end)
       end
       list[#list + 1] = session:request_async(o)
     end
   end
   local ok, results = pcall(function() return task.all(list):await() end)
+  if state.error ~= nil then
+    for _, t in ipairs(list) do t:cancel() end
+    error(state.error, 0)
+  end
   if not ok then
     local e = results
     for _, t in ipairs(list) do t:cancel() end
@@ -171,11 +199,12 @@ function M.download_async(session, url, path, opts)
     if not path then
       -- streamed to a function only: nothing on disk
       local o = request_options(opts, { method = "GET", url = url, _stream = true, _progress = report ~= nil })
-      o._on_events = function(dl, dltotal, _, _, chunks)
+      local state = {}
+      o._on_events = guarded(state, function(dl, dltotal, _, _, chunks)
         if chunks then for _, c in ipairs(chunks) do opts.on_chunk(c) end end
         if report then report(dl, dltotal > 0 and dltotal or nil) end
-      end
-      local r = session:request(o)
+      end)
+      local r = request_with_callbacks(session, o, state)
       if r.status < 200 or r.status > 299 then
         errors.raise("status", string.format("the server answered %d %s", r.status, r.reason), { url = r.url, response = r })
       end

@@ -27,16 +27,26 @@ end
 
 local stderr = io.stderr
 
---- Runs everything queued, including what the queued work queues. Called by the host once per
---- loop turn. Queued work protects itself; a failure here is a host defect, printed, never lost.
-function M.drain()
+-- Runs the queue until it is empty (raises if queued work does).
+local function run_queue()
   while head <= tail do
     local i = head
     local fn, arg = fns[i], args[i]
     fns[i], args[i] = nil, nil
     head = i + 1
-    local ok, err = pcall(fn, arg)
-    if not ok then stderr:write("lunet: internal error in queued work: ", tostring(err), "\n") end
+    fn(arg)
+  end
+end
+
+--- Runs everything queued, including what the queued work queues. Called by the host once per
+--- loop turn. Queued work protects itself (continuations run under xpcall); should an item
+--- raise anyway (a host defect), it is printed, never lost, and the rest of the queue still
+--- runs. One pcall around the loop, not one per item: this is the tasks' hot path.
+function M.drain()
+  while true do
+    local ok, err = pcall(run_queue)
+    if ok then break end
+    stderr:write("lunet: internal error in queued work: ", tostring(err), "\n")
   end
   head, tail = 1, 0
 end

@@ -144,18 +144,18 @@ end
 
 --- Always runs with the settled task; its return value (or task) is the next task's result.
 function Task:continue(fn)
-  check_fn(fn, "continue")
-  observe(self)
-  local t2 = new()
+  if type(fn) ~= "function" then check_fn(fn, "continue") end
+  if not self._observed then observe(self) end
+  local t2 = setmetatable({ state = "pending" }, Task)
   when_settled(self, function(t) run_into(t2, fn, t) end)
   return t2
 end
 
 --- Runs on success with the result; failure and cancellation pass through.
 function Task:next(fn)
-  check_fn(fn, "next")
-  observe(self)
-  local t2 = new()
+  if type(fn) ~= "function" then check_fn(fn, "next") end
+  if not self._observed then observe(self) end
+  local t2 = setmetatable({ state = "pending" }, Task)
   when_settled(self, function(t)
     if t.state == "done" then run_into(t2, fn, t.result)
     elseif t.state == "failed" then reject(t2, t.error, t.traceback)

@@ -54,6 +54,9 @@ void lunet_interrupt_request(void);
 void lunet_interrupt_clear(void);
 int lunet_interrupt_pending(void);
 
+/// Starts writing a file's range back to disk without waiting (sync_file_range WRITE).
+int lunet_start_writeback(int fd, long long offset, long long length);
+
 /// A non-blocking NETLINK_ROUTE socket subscribed to link and route changes, or -1.
 int lunet_route_socket(void);
 

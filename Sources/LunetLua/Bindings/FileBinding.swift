@@ -18,22 +18,28 @@ enum FileBinding {
         return 2
     }
 
-    /// core.finalize_file(from, to): fsync the data, rename into place, fsync the directory, so
-    /// the final name only ever names a complete file. true, or nil and a message.
+    /// core.finalize_file(from, to, durable): rename into place (the final name only ever names
+    /// a complete file); with `durable`, fsync the data first and the directory after, so that
+    /// holds across a power loss too. true, or nil and a message.
     static let finalize: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
         guard let from = s.string(1), let to = s.string(2) else { return LuaErrorObject.badArgument(L, 1, "finalize_file", "two paths expected") }
-        let fd = open(from, O_RDONLY | O_CLOEXEC)
-        if fd >= 0 { fsync(fd); close(fd) }
+        let durable = s.bool(3)
+        if durable {
+            let fd = open(from, O_RDONLY | O_CLOEXEC)
+            if fd >= 0 { fsync(fd); close(fd) }
+        }
         guard rename(from, to) == 0 else {
             s.pushNil()
             s.push("cannot rename '\(from)' to '\(to)': \(String(cString: strerror(errno)))")
             return 2
         }
-        let dir = to.contains("/") ? String(to[..<to.lastIndex(of: "/")!]) : "."
-        let dfd = open(dir.isEmpty ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 { fsync(dfd); close(dfd) }
+        if durable {
+            let dir = to.contains("/") ? String(to[..<to.lastIndex(of: "/")!]) : "."
+            let dfd = open(dir.isEmpty ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+            if dfd >= 0 { fsync(dfd); close(dfd) }
+        }
         s.push(true)
         return 1
     }

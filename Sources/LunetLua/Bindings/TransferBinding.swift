@@ -50,6 +50,7 @@ enum TransferBinding {
             target = FileTarget(path: path, offset: Int64(s.integerField(-1, "offset") ?? 0), rangeStart: rangeStart,
                                 onWhole: s.stringField(-1, "on_whole") == "fail" ? .fail : .restart)
             target?.metaPath = s.stringField(-1, "meta")
+            target?.startsWriteback = s.boolField(-1, "durable") == true
             target?.url = url
         }
         s.pop()
