@@ -541,7 +541,7 @@ op_name() { case $1 in dec) echo decode ;; enc) echo encode ;; esac; }
   fi
   printf '    %-46s %s\n' "lunet/curl throughput = $(or_dash "$H_R_CURL")x" "target >= 0.9x   $H_T1"
   printf '    %-46s %s\n' "lunet peak RSS = $(mb "${H_RSS_MAX[lunet]:-}") MB" "target < 64 MB   $H_T2"
-  [[ -n $H_R_SYNC ]] && printf '    %-46s %s\n' "lunet/(curl; sync) throughput = ${H_R_SYNC}x" "(no target: lunet fsyncs the file before the rename)"
+  [[ -n $H_R_SYNC ]] && printf '    %-46s %s\n' "lunet/(curl; sync) throughput = ${H_R_SYNC}x" "(context: what durable = true costs, an fsync before the rename)"
   echo
   echo "notes: (f) MB/s = 10^6 bytes of the source document per CPU second (os.clock() around whole"
   echo "       calls, at least ${JSON_SECONDS} s each; encode rates count the source document's bytes too, so"
