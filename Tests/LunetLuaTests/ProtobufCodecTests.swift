@@ -8,8 +8,7 @@ import LunetLua
 /// The protobuf codec through the `protobuf` module, on a bare Lua state (no host, no prelude),
 /// checked against Debian's protoc: the descriptor set and the reference encodings are made at
 /// test time from Tests/Fixtures/protobuf (test.proto, legacy.proto and text-format inputs).
-final class ProtobufCodecTests: XCTestCase {
-    private var L: OpaquePointer!
+final class ProtobufCodecTests: LuaSnippetTestCase {
 
     override func setUp() {
         super.setUp()
@@ -31,11 +30,6 @@ final class ProtobufCodecTests: XCTestCase {
         """)
     }
 
-    override func tearDown() {
-        lua_close(L)
-        L = nil
-        super.tearDown()
-    }
 
     // MARK: protoc
 
@@ -128,58 +122,9 @@ final class ProtobufCodecTests: XCTestCase {
         return [UInt8](b)
     }
 
-    @discardableResult
-    private func lua(_ code: String, file: StaticString = #filePath, line: UInt = #line) -> String? {
-        let top = lua_gettop(L)
-        defer { lua_settop(L, top) }
-        guard load(code, file: file, line: line) else { return nil }
-        guard lunet_pcall(L, 0, 1) == LUA_OK else {
-            XCTFail("Lua error: \(describeError(-1))", file: file, line: line)
-            return nil
-        }
-        if lua_type(L, -1) == LUA_TNIL { return nil }
-        lua_getglobal(L, "tostring")
-        lua_rotate(L, -2, 1)
-        lua_callk(L, 1, 1, 0, nil)
-        return LuaStack(L).string(-1)
-    }
 
-    private func luaError(_ code: String, file: StaticString = #filePath, line: UInt = #line) -> (kind: String, message: String, position: Int?)? {
-        let top = lua_gettop(L)
-        defer { lua_settop(L, top) }
-        guard load(code, file: file, line: line) else { return nil }
-        guard lunet_pcall(L, 0, 0) != LUA_OK else {
-            XCTFail("expected an error from: \(code)", file: file, line: line)
-            return nil
-        }
-        let s = LuaStack(L)
-        guard lua_type(L, -1) == LUA_TTABLE else {
-            XCTFail("error is not an error object: \(describeError(-1))", file: file, line: line)
-            return nil
-        }
-        return (s.stringField(-1, "kind") ?? "?", s.stringField(-1, "message") ?? "?", s.integerField(-1, "position"))
-    }
 
-    private func load(_ code: String, file: StaticString, line: UInt) -> Bool {
-        var code = code
-        let status = code.withUTF8 { buf in
-            lunet_loadbuffer(L, UnsafeRawPointer(buf.baseAddress!).assumingMemoryBound(to: CChar.self), buf.count, "=test", "t")
-        }
-        if status != LUA_OK {
-            XCTFail("cannot load chunk: \(describeError(-1))", file: file, line: line)
-            lua_settop(L, -2)
-            return false
-        }
-        return true
-    }
 
-    private func describeError(_ i: Int32) -> String {
-        if lua_type(L, i) == LUA_TTABLE {
-            let s = LuaStack(L)
-            return "\(s.stringField(i, "kind") ?? "?"): \(s.stringField(i, "message") ?? "?")"
-        }
-        return LuaStack(L).string(i) ?? "(a \(LuaStack(L).typeName(i)))"
-    }
 
     /// Decodes with the Swift entry point (no schema); checks the stack discipline.
     private func rawDecode(_ bytes: [UInt8]) -> (ok: Bool, message: String, position: Int?) {
