@@ -300,7 +300,14 @@ public final class Transfer {
             while i < end && b[i] != 0x20 { i += 1 }
             var code = 0
             i += 1
-            while i < end, b[i] >= 0x30 && b[i] <= 0x39 { code = code * 10 + Int(b[i] - 0x30); i += 1 }
+            // At most three digits count: a longer number (a hostile server) must not overflow.
+            var digits = 0
+            while i < end, b[i] >= 0x30 && b[i] <= 0x39 {
+                if digits < 3 { code = code * 10 + Int(b[i] - 0x30) }
+                digits += 1
+                i += 1
+            }
+            if digits != 3 { code = 0 }
             currentStatus = code
             return n
         }

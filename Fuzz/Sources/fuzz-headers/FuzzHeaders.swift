@@ -8,7 +8,7 @@
 //   (Cache-Control, dates, Age, Vary, validators, invalidation URLs, storability),
 //   Charset.parameter;
 // Properties: no crash; the callback consumes every byte; a field name has no colon and no
-// trailing blank, a value no leading or trailing blank or line end; HTTPDate.parse of any value
+// trailing blank, a value no leading or trailing blank, neither a line feed; HTTPDate.parse of any value
 // round-trips through HTTPDate.format; a 304 carrying the stored validators selects the stored
 // response; set/remove/merging keep their contracts for token names.
 @testable import LunetCore
@@ -38,6 +38,10 @@ public func fuzzHeaders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var start = 0
     while start < size {
         let end = (input[start...].firstIndex(of: 0x0A).map { $0 + 1 }) ?? size
+        if !strict && statusDigits(UnsafeBufferPointer(rebasing: input[start..<end])) > 18 {
+            start = end         // known finding F1: this line traps (see statusDigits)
+            continue
+        }
         let consumed = transfer.receiveHeaderLine(UnsafeRawPointer(data! + start), end - start)
         fuzzCheck(consumed == end - start, "receiveHeaderLine consumed \(consumed) of \(end - start) bytes")
         start = end
@@ -48,9 +52,11 @@ public func fuzzHeaders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     for f in headers {
         fuzzCheck(!f.name.utf8.contains(0x3A), "a field name holds a colon: \(f.name)")
         fuzzCheck(f.name.utf8.last != 0x20 && f.name.utf8.last != 0x09, "a field name ends in a blank")
+        // (A bare CR inside a line is kept: curl splits lines at LF only. docs/reliability.md, F4.)
         for c in [f.value.utf8.first, f.value.utf8.last] {
-            fuzzCheck(c != 0x20 && c != 0x09 && c != 0x0D && c != 0x0A, "a field value starts or ends with a blank or line end")
+            fuzzCheck(c != 0x20 && c != 0x09, "a field value starts or ends with a blank")
         }
+        fuzzCheck(!f.value.utf8.contains(0x0A) && !f.name.utf8.contains(0x0A), "a field holds a line feed")
         _ = Charset.parameter("charset", in: f.value)
         _ = CacheControl(parsing: f.value)
         dateRoundTrip(f.value)
@@ -70,9 +76,23 @@ public func fuzzHeaders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     return 0
 }
 
+/// Known finding F1 (docs/reliability.md, Fuzz/regressions/fuzz-headers/): a line that starts
+/// with "HTTP/" and has more than 18 digits after its first space overflows the status code
+/// (Transfer.receiveHeaderLine: `code = code * 10 + ...`) and traps. Such lines are skipped
+/// while fuzzing, so the run goes on, unless LUNET_FUZZ_STRICT is set (scripts/fuzz
+/// --regressions sets it).
+nonisolated(unsafe) private let strict = getenv("LUNET_FUZZ_STRICT") != nil
+
+private func statusDigits(_ line: UnsafeBufferPointer<UInt8>) -> Int {
+    guard line.starts(with: Array("HTTP/".utf8)), let space = line.firstIndex(of: 0x20) else { return 0 }
+    return line[(space + 1)...].prefix { $0 >= 0x30 && $0 <= 0x39 }.count
+}
+
 private func dateRoundTrip(_ value: String) {
     guard let t = HTTPDate.parse(value, now: now) else { return }
     fuzzCheck(t.isFinite && t == t.rounded(.down), "HTTPDate.parse(\(value)) = \(t)")
+    // 9999-12-31 23:59:60 is past what format writes (it clamps to 9999-12-31 23:59:59).
+    guard t <= 253_402_300_799 else { return }
     let text = HTTPDate.format(t)
     fuzzCheck(HTTPDate.parse(text, now: now) == t, "HTTPDate.parse(\(value)) = \(t), formatted \(text), parses as \(String(describing: HTTPDate.parse(text, now: now)))")
 }
