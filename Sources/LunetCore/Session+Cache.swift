@@ -47,6 +47,19 @@ extension Session {
         }
     }
 
+    /// The response the cache gives `request` at once, without a transfer or a turn of the loop:
+    /// a stored response the default policy may serve without validation. nil for anything else
+    /// (no cache, another policy, a miss, a stale entry, a request that cannot be prepared): then
+    /// `send` it, which decides again and counts the outcome (this counts only the hits it serves).
+    public func immediateCachedResponse(_ request: HTTPRequest) -> HTTPResponse? {
+        guard let cache = configuration.cache, request.cachePolicy == nil || request.cachePolicy == .default,
+              let prepared = try? prepare(request),
+              case .hit(let stored) = cache.lookup(prepared, policy: .default, countingOnlyHits: true) else { return nil }
+        let r = stored.response(for: prepared)
+        r.cacheStatus = stored.cacheStatus
+        return r
+    }
+
     /// The network, then storage; a GET already on the network is not sent twice.
     @discardableResult
     private func fetch(_ request: HTTPRequest, cache: HTTPCache, policy: CachePolicy, requestTime: Double,

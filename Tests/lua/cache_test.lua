@@ -163,6 +163,27 @@ test("the disk limit is respected", function()
   truthy(c:stats().disk_bytes <= 64 * 1024, "stats: " .. c:stats().disk_bytes)
 end)
 
+test("a plain GET served from memory: the session's headers, exact counts, validation", function()
+  local c = fresh_cache{ dir = false }
+  local s = http.session{ cache = c, headers = { ["Accept-Language"] = "en" } }
+  local url = BIN .. "/response-headers?Cache-Control=max-age%3D60&Vary=Accept-Language"
+  eq(s:get(url).cache, "miss", "first")
+  for i = 1, 3 do eq(s:get(url).cache, "hit", "hit " .. i) end
+  s.headers["Accept-Language"] = "ja"   -- the session's headers as they are now select the variant
+  eq(s:get(url).cache, "miss", "another language is another variant")
+  local st = c:stats()
+  eq({ st.hits, st.misses }, { 3, 2 }, "each request counted once (hits, misses)")
+
+  local strict = http.session{ cache = c, headers = { ["Accept-Language"] = "ja" }, accept_types = { "text/html" } }
+  local ok, e = pcall(strict.get, strict, url)
+  truthy(not ok and type(e) == "table" and e.kind == "content_type", "a hit is validated too: " .. tostring(e))
+  eq(e.response.cache, "hit", "the response the error carries came from the cache")
+
+  local retrying = http.session{ cache = c, headers = { ["Accept-Language"] = "ja" }, retry = { max = 2 } }
+  local r = retrying:get(url)
+  eq({ r.cache, #r.attempts }, { "hit", 1 }, "with retries, a hit still lists its one attempt")
+end)
+
 test("stats, entries, purge and clear", function()
   local c = fresh_cache()
   local s = http.session{ cache = c }

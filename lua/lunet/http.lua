@@ -315,6 +315,8 @@ function Session:request(opts)
   return self:request_async(opts):await()
 end
 
+local NO_OPTIONS = {}
+
 for _, verb in ipairs(VERBS) do
   local METHOD = string.upper(verb)
   local fname = verb
@@ -327,7 +329,18 @@ for _, verb in ipairs(VERBS) do
     o.method, o.url = METHOD, target
     return self:request_async(o)
   end
+  local cacheable = METHOD == "GET" or METHOD == "HEAD"
   Session[verb] = function(self, target, opts)
+    -- A plain GET or HEAD on a session with a cache may be answered from it at once: no task,
+    -- no transfer, no turn of the loop. Anything the cache cannot serve as it stands (a miss,
+    -- a stale entry) takes the usual way below, which decides again.
+    if cacheable and opts == nil and self._immediate and #recorders == 0 and type(target) == "string" then
+      local raw = core.cached_response(self._core, METHOD, target, self.headers)
+      if raw then
+        remember_url(target)
+        return finish(self, NO_OPTIONS, response.new(raw))
+      end
+    end
     return Session[verb .. "_async"](self, target, opts):await()
   end
 end
@@ -384,6 +397,9 @@ local function make_session(opts, parent)
   s._accept_types = opts.accept_types
   s._retry = opts.retry
   s._wait_for_network = opts.wait_for_network
+  -- Plain requests may be answered from the cache without a task (Session[verb]); not when
+  -- each attempt is recorded (retry: r.attempts) or the network must be waited for first.
+  s._immediate = cfg.cache ~= nil and not opts.retry and not opts.wait_for_network
   return s
 end
 

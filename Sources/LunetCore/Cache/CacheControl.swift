@@ -55,7 +55,7 @@ public struct CacheControl: Equatable, Sendable {
     /// Every `Cache-Control` field of `headers`, as one list.
     public init(_ headers: HTTPHeaders) {
         self.init()
-        for value in headers.all("Cache-Control") { parse(value) }
+        for field in headers where field.name.caseInsensitiveEquals("Cache-Control") { parse(field.value) }
     }
 
     public init(parsing value: String) {

@@ -81,6 +81,8 @@ public enum CacheRules {
     /// request has no `Cache-Control` (RFC 7234 §5.4; RFC 9111 deprecates Pragma but honouring
     /// it only ever makes the cache more careful).
     public static func requestCacheControl(_ headers: HTTPHeaders) -> CacheControl {
+        // Most requests carry neither field: skip the parser and its allocations.
+        guard headers.contains("Cache-Control") || headers.contains("Pragma") else { return CacheControl() }
         var cc = CacheControl(headers)
         if !headers.contains("Cache-Control"),
            headers.all("Pragma").contains(where: { CacheControl.fieldNames($0).contains("no-cache") }) {
@@ -102,18 +104,7 @@ public enum CacheRules {
     /// else 0. `s-maxage` is for shared caches and ignored.
     public static func freshnessLifetime(status: Int, headers: HTTPHeaders, responseTime: Double,
                                          heuristicCap: Double = defaultHeuristicCap) -> (lifetime: Double, heuristic: Bool) {
-        let cc = CacheControl(headers)
-        if let maxAge = cc.maxAge { return (Double(maxAge), false) }
-        let date = dateValue(headers, responseTime: responseTime)
-        if let expires = headers["Expires"] {
-            guard let t = HTTPDate.parse(expires, now: responseTime) else { return (0, false) }
-            return (Swift.max(0, t - date), false)
-        }
-        if heuristicallyCacheable.contains(status) || cc.isPublic,
-           let lm = headers["Last-Modified"].flatMap({ HTTPDate.parse($0, now: responseTime) }), lm < date {
-            return (Swift.min(heuristicCap, (date - lm) / 10), true)
-        }
-        return (0, false)
+        CacheEntryFacts(status: status, headers: headers, responseTime: responseTime).freshnessLifetime(heuristicCap: heuristicCap)
     }
 
     /// current_age (§4.2.3):
@@ -123,10 +114,8 @@ public enum CacheRules {
     ///   current_age = corrected_initial_age + (now - response_time)
     /// An `Age` that is not delta-seconds counts as absent.
     public static func currentAge(headers: HTTPHeaders, requestTime: Double, responseTime: Double, now: Double) -> Double {
-        let ageValue = Double(headers["Age"].flatMap { CacheControl.deltaSeconds(CacheText.trimmed($0)) } ?? 0)
-        let apparent = Swift.max(0, responseTime - dateValue(headers, responseTime: responseTime))
-        let corrected = ageValue + Swift.max(0, responseTime - requestTime)
-        return Swift.max(apparent, corrected) + Swift.max(0, now - responseTime)
+        CacheEntryFacts(status: 200, headers: headers, responseTime: responseTime)
+            .currentAge(requestTime: requestTime, responseTime: responseTime, now: now)
     }
 
     /// Whether a stored response can be used without contacting the server (§4, §4.2, §5.2.1),

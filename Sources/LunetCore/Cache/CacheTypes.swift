@@ -41,6 +41,8 @@ public struct CacheEntry {
     public let responseTime: Double
     /// Names the variant within its key (16 hex digits): a digest of key, vary values, credential.
     public let variant: String
+    /// Its fields as freshness decisions read them, parsed once here.
+    public let facts: CacheEntryFacts
 
     init(key: String, url: String, status: Int, reason: String, httpVersion: String, headers: HTTPHeaders,
          body: ByteBuffer, vary: [CacheVaryField], credential: String, requestTime: Double, responseTime: Double) {
@@ -58,6 +60,7 @@ public struct CacheEntry {
         var d = key + "\n" + credential
         for f in vary { d += "\n" + f.name + (f.value.map { "=" + $0 } ?? "") }
         self.variant = CacheSHA256.hex(d, bytes: 8)
+        self.facts = CacheEntryFacts(status: status, headers: headers, responseTime: responseTime)
     }
 
     /// The same entry with other fields and times (after a 304).
@@ -76,9 +79,7 @@ public struct CacheEntry {
     }
 
     /// For choosing among several matching variants: the newest by `Date`, then by arrival.
-    var recency: (Double, Double) {
-        (CacheRules.dateValue(headers, responseTime: responseTime), responseTime)
-    }
+    var recency: (Double, Double) { (facts.dateValue, responseTime) }
 }
 
 /// A stored response as it stands at lookup time.
@@ -106,7 +107,7 @@ public struct CachedResponse {
     public func response(for request: HTTPRequest) -> HTTPResponse {
         var headers = entry.headers
         if hostRule == nil {
-            for name in CacheControl(entry.headers).noCacheFields { headers.remove(name) }
+            for name in entry.facts.control.noCacheFields { headers.remove(name) }
         }
         headers.set("Age", CachedResponse.ageString(age))
         return HTTPCache.makeResponse(entry, headers: headers, request: request, timings: HTTPResponse.Timings(),

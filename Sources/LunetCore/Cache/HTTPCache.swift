@@ -50,6 +50,7 @@ public final class HTTPCache: @unchecked Sendable {
     let disk: CacheDiskTier?
     private var hostRules: [CacheHostRule] = []
     private var counters = CacheStats()
+    private var keyMemo: [String: CacheKey?] = [:]
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
     /// Cheap: no file is touched until the first lookup or store.
@@ -137,52 +138,87 @@ public final class HTTPCache: @unchecked Sendable {
     static let bypassFields = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range"]
 
     /// What to do with `request` (a prepared request: absolute URL, every field it will carry).
-    /// `now`: the wall clock.
-    public func lookup(_ request: HTTPRequest, policy: CachePolicy = .default, now: Double = HTTPCache.now()) -> CacheDecision {
+    /// `now`: the wall clock. `countingOnlyHits`: a probe that is followed by a full lookup when
+    /// it finds no hit, so that only its hits count in `stats()`.
+    public func lookup(_ request: HTTPRequest, policy: CachePolicy = .default, now: Double = HTTPCache.now(),
+                       countingOnlyHits: Bool = false) -> CacheDecision {
         let q = CacheRules.requestCacheControl(request.headers)
         let offline = policy == .onlyIfCached || q.onlyIfCached
         func nothing() -> CacheDecision {
-            count(\.misses)
+            if !countingOnlyHits { count(\.misses) }
             return offline ? .offlineMiss : .miss
         }
-        let method = request.method.uppercased()
+        let method = request.method == "GET" ? "GET" : request.method.uppercased()
         guard method == "GET" || method == "HEAD", policy != .reload, policy != .noStore,
               !Self.bypassFields.contains(where: { request.headers.contains($0) }),
-              let key = CacheKey(url: request.url) else { return nothing() }
-        let rule = locked { hostRule(for: key.host) }
+              let key = key(for: request.url) else { return nothing() }
         let credential = Self.credential(request, key)
         let encoded = Self.wantsEncodedBody(request)
-        let accept: (CacheEntry) -> Bool = { e in
-            e.credential == credential && Self.hasEncodedBody(e) == encoded
-                && (rule != nil || Self.varyMatches(e.vary, request.headers))
-        }
-        guard let entry = find(key.string, accept) else { return nothing() }
+        // One critical section for the rule, the entry and the counter: a hit takes the lock once.
+        pthread_mutex_lock(mutex)
+        let rule = hostRules.isEmpty ? nil : hostRule(for: key.host)
+        let fromMemory = newestAccepted(memory.variants(key.string), credential: credential, encoded: encoded,
+                                        ruled: rule != nil, request.headers)
+        pthread_mutex_unlock(mutex)
+        guard let entry = fromMemory ?? fromDisk(key.string, credential: credential, encoded: encoded,
+                                                 ruled: rule != nil, request.headers) else { return nothing() }
         let stored = evaluate(entry, now: now, rule: rule)
         switch policy {
         case .preferCache, .onlyIfCached:
             count(\.hits)
             return .hit(stored)
         case .default, .reload, .noStore:
-            if CacheRules.usableWithoutValidation(response: CacheControl(entry.headers), request: q, lifetime: stored.freshnessLifetime,
+            if CacheRules.usableWithoutValidation(response: entry.facts.control, request: q, lifetime: stored.freshnessLifetime,
                                                   age: stored.age, hostRule: rule != nil) {
                 count(\.hits)
                 return .hit(stored)
             }
             if q.onlyIfCached { return nothing() }
-            count(\.validations)
+            if !countingOnlyHits { count(\.validations) }
             return .stale(stored, revalidate: CacheRules.conditionalHeaders(for: entry.headers))
         }
     }
+
+    /// `CacheKey(url:)`, remembered: a program asks for the same few URLs again and again, and
+    /// normalising one costs more than the rest of a memory hit.
+    private func key(for url: String) -> CacheKey? {
+        if let known = locked({ keyMemo[url] }) { return known }
+        let key = CacheKey(url: url)
+        locked {
+            if keyMemo.count >= Self.keyMemoLimit { keyMemo.removeAll(keepingCapacity: true) }
+            keyMemo[url] = key
+        }
+        return key
+    }
+
+    /// URLs whose keys are remembered; past it the memo starts again (a crude bound, but a
+    /// program that requests more distinct URLs than this gains little from it anyway).
+    static let keyMemoLimit = 1024
 
     private func count(_ counter: WritableKeyPath<CacheStats, Int>, _ n: Int = 1) {
         locked { counters[keyPath: counter] += n }
     }
 
-    /// The most recent accepted variant: from memory, else from disk (then kept in memory).
-    /// The disk is read without holding the cache's lock.
-    private func find(_ key: String, _ accept: (CacheEntry) -> Bool) -> CacheEntry? {
-        if let e = locked({ memory.variants(key).filter(accept).max(by: { $0.recency < $1.recency }) }) { return e }
-        guard let disk, let e = disk.load(key: key, accept: accept) else { return nil }
+    /// The most recent of `variants` that may answer the request: same credential, same body
+    /// coding, and (without a host rule) matching `Vary` fields.
+    private func newestAccepted(_ variants: [CacheEntry], credential: String, encoded: Bool, ruled: Bool,
+                                _ headers: HTTPHeaders) -> CacheEntry? {
+        var best: CacheEntry?
+        for e in variants where Self.accepts(e, credential: credential, encoded: encoded, ruled: ruled, headers) {
+            if best == nil || best!.recency < e.recency { best = e }
+        }
+        return best
+    }
+
+    private static func accepts(_ e: CacheEntry, credential: String, encoded: Bool, ruled: Bool, _ headers: HTTPHeaders) -> Bool {
+        e.credential == credential && hasEncodedBody(e) == encoded && (ruled || varyMatches(e.vary, headers))
+    }
+
+    /// The disk's accepted variant, read without holding the cache's lock, then kept in memory.
+    private func fromDisk(_ key: String, credential: String, encoded: Bool, ruled: Bool, _ headers: HTTPHeaders) -> CacheEntry? {
+        guard let disk, let e = disk.load(key: key, accept: {
+            Self.accepts($0, credential: credential, encoded: encoded, ruled: ruled, headers)
+        }) else { return nil }
         locked { _ = memory.put(e) }
         return e
     }
@@ -192,11 +228,10 @@ public final class HTTPCache: @unchecked Sendable {
             return CachedResponse(entry: entry, now: now, age: Swift.max(0, now - entry.responseTime), freshnessLifetime: rule.ttl,
                                   heuristic: false, hostRule: rule, mayServeStale: true)
         }
-        let (lifetime, heuristic) = CacheRules.freshnessLifetime(status: entry.status, headers: entry.headers,
-                                                                 responseTime: entry.responseTime, heuristicCap: configuration.heuristicCap)
-        let age = CacheRules.currentAge(headers: entry.headers, requestTime: entry.requestTime, responseTime: entry.responseTime, now: now)
+        let (lifetime, heuristic) = entry.facts.freshnessLifetime(heuristicCap: configuration.heuristicCap)
+        let age = entry.facts.currentAge(requestTime: entry.requestTime, responseTime: entry.responseTime, now: now)
         return CachedResponse(entry: entry, now: now, age: age, freshnessLifetime: lifetime, heuristic: heuristic, hostRule: nil,
-                              mayServeStale: CacheRules.mayServeStale(CacheControl(entry.headers)))
+                              mayServeStale: CacheRules.mayServeStale(entry.facts.control))
     }
 
     static func varyMatches(_ fields: [CacheVaryField], _ headers: HTTPHeaders) -> Bool {
@@ -214,8 +249,8 @@ public final class HTTPCache: @unchecked Sendable {
 
     /// "" without credentials; else a digest of the URL's user information and `Authorization`.
     static func credential(_ request: HTTPRequest, _ key: CacheKey) -> String {
+        guard key.userinfo != nil || request.headers.contains("Authorization") else { return "" }
         let auth = request.headers.all("Authorization")
-        guard key.userinfo != nil || !auth.isEmpty else { return "" }
         return CacheSHA256.hex("userinfo:" + (key.userinfo ?? "") + "\nauthorization:" + auth.joined(separator: "\n"), bytes: 16)
     }
 

@@ -106,6 +106,30 @@ enum TransferBinding {
         return 1
     }
 
+    /// core.cached_response(session, method, url, session_headers) -> response | nothing.
+    /// What the session's cache can answer at once (`Session.immediateCachedResponse`): http.lua
+    /// asks before it builds a task for a plain request, so a fresh hit costs no transfer, no
+    /// task and no turn of the loop. Nothing means: send the request as usual.
+    static let cachedResponse: lunet_SwiftFunction = { L in
+        let L = L!
+        let s = LuaStack(L)
+        guard let session = LuaUserdata.get(L, 1, Session.self, metatable: SessionBinding.metatable) else {
+            return LuaErrorObject.badArgument(L, 1, "cached_response", "session expected, got \(s.typeName(1))")
+        }
+        guard let method = s.string(2), let url = s.string(3) else {
+            return LuaErrorObject.badArgument(L, 2, "cached_response", "method and url strings expected")
+        }
+        var request = HTTPRequest(method: method, url: url)
+        if s.type(4) == LUA_TTABLE {
+            let (h, removed) = readHeaders(L, 4)
+            request.headers = h
+            request.removedHeaders = removed
+        }
+        guard let response = session.immediateCachedResponse(request) else { return 0 }
+        LuaUserdata.push(L, response, metatable: ResponseBinding.metatable)
+        return 1
+    }
+
     /// Stops a transfer now; its callback runs at once with a `cancelled` error.
     static let cancel: lunet_SwiftFunction = { L in
         let L = L!
