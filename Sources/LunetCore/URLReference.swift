@@ -81,7 +81,7 @@ public struct URLReference: Equatable, Sendable {
                     t.path = path
                     t.query = r.query ?? query
                 } else {
-                    if r.path.hasPrefix("/") {
+                    if r.path.utf8.first == 0x2F {                 // "/": bytes, see below
                         t.path = Self.removeDotSegments(r.path)
                     } else {
                         t.path = Self.removeDotSegments(merge(r.path))
@@ -96,32 +96,45 @@ public struct URLReference: Equatable, Sendable {
         return t
     }
 
+    // Path handling works on UTF-8 bytes, never on Characters: a "/" followed by a combining
+    // mark (U+0301) is one Character, so Character-level searches and prefixes miss that "/"
+    // (finding F5, docs/reliability.md). Every delimiter is ASCII, so cutting at one keeps the
+    // UTF-8 valid.
+
     /// §5.2.3
     private func merge(_ referencePath: String) -> String {
         if authority != nil && path.isEmpty { return "/" + referencePath }
-        guard let slash = path.lastIndex(of: "/") else { return referencePath }
-        return String(path[...slash]) + referencePath
+        guard let slash = path.utf8.lastIndex(of: 0x2F) else { return referencePath }
+        return String(decoding: path.utf8[...slash], as: UTF8.self) + referencePath
     }
 
     /// §5.2.4
     public static func removeDotSegments(_ input: String) -> String {
-        var input = Substring(input)
-        var output: [Substring] = []   // segments, each with its leading "/" when it had one
+        if !input.utf8.contains(0x2E) { return input }   // no "." at all: nothing to remove
+        let bytes = Array(input.utf8)
+        var input = bytes[...]
+        var output: [ArraySlice<UInt8>] = []   // segments, each with its leading "/" when it had one
+        func starts(_ p: StaticString) -> Bool {
+            input.starts(with: UnsafeBufferPointer(start: p.utf8Start, count: p.utf8CodeUnitCount))
+        }
+        func equals(_ p: StaticString) -> Bool {
+            input.elementsEqual(UnsafeBufferPointer(start: p.utf8Start, count: p.utf8CodeUnitCount))
+        }
         while !input.isEmpty {
-            if input.hasPrefix("../") { input = input.dropFirst(3) }
-            else if input.hasPrefix("./") { input = input.dropFirst(2) }
-            else if input.hasPrefix("/./") { input = input.dropFirst(2) }
-            else if input == "/." { input = "/" }
-            else if input.hasPrefix("/../") { input = input.dropFirst(3); if !output.isEmpty { output.removeLast() } }
-            else if input == "/.." { input = "/"; if !output.isEmpty { output.removeLast() } }
-            else if input == "." || input == ".." { input = "" }
+            if starts("../") { input = input.dropFirst(3) }
+            else if starts("./") { input = input.dropFirst(2) }
+            else if starts("/./") { input = input.dropFirst(2) }
+            else if equals("/.") { output.append([0x2F]); break }                     // input becomes "/"
+            else if starts("/../") { input = input.dropFirst(3); if !output.isEmpty { output.removeLast() } }
+            else if equals("/..") { if !output.isEmpty { output.removeLast() }; output.append([0x2F]); break }
+            else if equals(".") || equals("..") { break }
             else {
-                let start = input.hasPrefix("/") ? input.index(after: input.startIndex) : input.startIndex
-                let end = input[start...].firstIndex(of: "/") ?? input.endIndex
+                let start = input.first == 0x2F ? input.startIndex + 1 : input.startIndex
+                let end = input[start...].firstIndex(of: 0x2F) ?? input.endIndex
                 output.append(input[..<end])
                 input = input[end...]
             }
         }
-        return output.joined()
+        return String(decoding: output.joined(), as: UTF8.self)
     }
 }
