@@ -73,8 +73,34 @@ function M.parse_query(s)
   return t
 end
 
+-- The host and port of an authority (after any "user:pass@"): an IP literal in brackets or a
+-- name, then nothing or ":" and a port of digits, 0 to 65535, as WHATWG's URL parser and curl
+-- accept it. Anything else raises: read leniently, it came back from build as another URL
+-- (finding F3, docs/reliability.md).
+local function host_and_port(hostport, s)
+  local function bad(what, problem)
+    errors.argument(1, "url.parse", "invalid " .. what .. " in '" .. s .. "': " .. problem)
+  end
+  local host, port
+  if string.sub(hostport, 1, 1) == "[" then
+    host, port = string.match(hostport, "^%[([^%]]*)%](.*)$")
+    if not host then bad("IP literal", "no ']'") end
+    if port ~= "" and string.sub(port, 1, 1) ~= ":" then bad("authority", "'" .. port .. "' follows the IP literal") end
+  else
+    host, port = string.match(hostport, "^([^:]*)(.*)$")
+    if string.find(host, "[%[%]]") then bad("host", "'[' or ']' outside an IP literal") end
+  end
+  port = string.sub(port, 2)
+  if port == "" then return host, nil end
+  if not string.match(port, "^%d+$") then bad("port", "'" .. port .. "' is not digits") end
+  local n = tonumber(port)            -- a float when it has more digits than an integer holds
+  if math.type(n) ~= "integer" or n > 65535 then bad("port", port .. " is above 65535") end
+  return host, n
+end
+
 --- Splits a URL into scheme, user, password, host, port, path, query, fragment (and params,
---- the decoded query). Missing parts are nil.
+--- the decoded query). Missing parts are nil. Raises an argument error when the authority has
+--- no valid host and port (see host_and_port).
 function M.parse(s)
   if type(s) ~= "string" then errors.argument(1, "url.parse", "string expected, got " .. type(s)) end
   local u = {}
@@ -82,7 +108,8 @@ function M.parse(s)
   rest = string.gsub(rest, "#(.*)$", function(f) u.fragment = f; return "" end)
   rest = string.gsub(rest, "%?(.*)$", function(q) u.query = q; return "" end)
   rest = string.gsub(rest, "^([%a][%w+%-.]*):", function(sc) u.scheme = string.lower(sc); return "" end)
-  rest = string.gsub(rest, "^//([^/]*)", function(authority)
+  local authority, path = string.match(rest, "^//([^/]*)(.*)$")
+  if authority then
     local userinfo, hostport = string.match(authority, "^(.*)@(.*)$")
     if userinfo then
       local user, pass = string.match(userinfo, "^([^:]*):(.*)$")
@@ -91,22 +118,22 @@ function M.parse(s)
     else
       hostport = authority
     end
-    local host, port = string.match(hostport, "^%[(.-)%]:?(%d*)$")
-    if not host then host, port = string.match(hostport, "^([^:]*):?(%d*)$") end
-    u.host = host
-    u.port = tonumber(port)
-    return ""
-  end)
+    u.host, u.port = host_and_port(hostport, s)
+    rest = path
+  end
   u.path = rest
   if u.query then u.params = M.parse_query(u.query) end
   return u
 end
 
---- Builds a URL from the parts `parse` returns (`params` wins over `query`).
+--- Builds a URL from the parts `parse` returns (`params` wins over `query`). Path, query and
+--- fragment are written as given (percent-encoded already, as parse returns them); a path
+--- that would read back as an authority or a scheme gets "/." or "./" before it.
 function M.build(u)
   if type(u) ~= "table" then errors.argument(1, "url.build", "table expected, got " .. type(u)) end
   local s = ""
   if u.scheme then s = u.scheme .. ":" end
+  local path = u.path or ""
   if u.host then
     s = s .. "//"
     if u.user then
@@ -114,11 +141,26 @@ function M.build(u)
       if u.password then s = s .. ":" .. M.encode(u.password) end
       s = s .. "@"
     end
-    s = s .. (string.find(u.host, ":", 1, true) and ("[" .. u.host .. "]") or u.host)
-    if u.port then s = s .. ":" .. tostring(u.port) end
+    local bracket = string.find(u.host, ":", 1, true) and string.sub(u.host, 1, 1) ~= "["   -- IPv6
+    s = s .. (bracket and ("[" .. u.host .. "]") or u.host)
+    if u.port then
+      local port = u.port
+      if type(port) == "string" and string.match(port, "^%d+$") then port = tonumber(port) end
+      port = type(port) == "number" and math.tointeger(port)
+      if not port or port < 0 or port > 65535 then
+        errors.argument(1, "url.build", "port must be an integer from 0 to 65535, got " .. tostring(u.port))
+      end
+      s = s .. ":" .. port
+    end
+    if path ~= "" and string.sub(path, 1, 1) ~= "/" then path = "/" .. path end
+  elseif string.sub(path, 1, 2) == "//" then
+    -- Without an authority, "//" would read back as one (RFC 3986 §3.3): "/." before it is
+    -- the same path once dot segments are removed.
+    path = "/." .. path
+  elseif not u.scheme and string.match(path, "^[%a][%w+%-.]*:") then
+    -- A first segment with a colon would read back as a scheme (RFC 3986 §4.2).
+    path = "./" .. path
   end
-  local path = u.path or ""
-  if u.host and path ~= "" and string.sub(path, 1, 1) ~= "/" then path = "/" .. path end
   s = s .. path
   local q = u.params and M.query(u.params) or u.query
   if q and q ~= "" then s = s .. "?" .. q end
