@@ -7,16 +7,18 @@
 // Properties:
 // - URLReference(parsing: s).string == s (the split loses nothing);
 // - removeDotSegments is idempotent;
+// - a reference resolved against a base with an authority has an empty path or one that starts
+//   with "/" (RFC 3986 §3.3; else its string form glues the path onto the host: F5);
 // - Session.isPlainAbsolute(s) only for what the full path accepts unchanged; Session.resolve
 //   never crashes and what it returns resolves to itself;
 // - CacheKey normalisation is idempotent: the key of a key's URL is the same key (the cache
-//   re-normalises stored URLs: purge, invalidation);
-// - url.parse, url.build, url.parse_query, url.query, url.decode never raise on a string;
-//   url.decode(url.encode(s)) == s; build(parse(build(parse(s)))) == build(parse(s)).
+//   re-normalises stored URLs: purge, invalidation; F2);
+// - url.build, url.parse_query, url.query, url.decode never raise on a string; url.parse
+//   raises nothing but an `argument` error (an authority without a valid host and port);
+//   url.decode(url.encode(s)) == s; build(parse(build(parse(s)))) == build(parse(s)) (F3).
 @testable import LunetCore
 import CLunet
 import FuzzSupport
-import Glibc
 import Lunet
 
 @_cdecl("fuzz_url_main")
@@ -29,7 +31,6 @@ nonisolated(unsafe) private let loop = EventLoop()
 nonisolated(unsafe) private let host: LuaHost = {
     let h: LuaHost
     do { h = try LuaHost(loop: loop) } catch { fuzzFail("cannot make a LuaHost: \(error)") }
-    if getenv("LUNET_FUZZ_STRICT") != nil { fuzzRunLua(h.L, "FUZZ_STRICT = true", name: "=strict") }
     fuzzRunLua(h.L, """
     local url = require "lunet.url"
     local function check(cond, what, s, a, b)
@@ -43,18 +44,13 @@ nonisolated(unsafe) private let host: LuaHost = {
       local q = url.parse_query(s)
       url.query(q)
       url.with_query(s, q)
-      local u = url.parse(s)
+      local ok, u = pcall(url.parse, s)
+      if not ok then
+        check(type(u) == "table" and u.kind == "argument", "url.parse raised what is no argument error", s, u)
+        return
+      end
       local b = url.build(u)
       local b2 = url.build(url.parse(b))
-      -- Known finding F3 (docs/reliability.md): parse drops an authority it cannot split into
-      -- host and port ("h:abc", "[::1]x"), and reads a port of 20 digits or more as a float
-      -- (1e+20) that build writes as "1e+20"; build then writes a path that starts with "//"
-      -- with no authority, which reads back as one. Tolerated unless strict.
-      if b2 ~= b and not FUZZ_STRICT then
-        local rest = string.gsub(string.gsub(string.gsub(s, "#.*$", ""), "%?.*$", ""), "^[%a][%w+%-.]*:", "")
-        local authority = string.match(rest, "^//")
-        if math.type(u.port) == "float" or (authority and u.host == nil) then return end
-      end
       check(b2 == b, "build(parse(s)) is not stable", s, b, b2)
     end
     """, name: "=fuzz-url")
@@ -71,7 +67,10 @@ public func fuzzURL(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     if let newline = s.utf8.firstIndex(of: 0x0A) {
         let base = String(s[..<newline]), ref = String(s[s.utf8.index(after: newline)...])
         let t = URLReference(parsing: base).resolving(ref)
-        _ = t.string
+        // RFC 3986 §3.3: with an authority, the path is empty or starts with "/" (else the
+        // string form glues the path onto the host: another URL, on another host).
+        fuzzCheck(t.authority == nil || t.path.isEmpty || t.path.utf8.first == 0x2F,
+                  "a resolved reference has an authority and a relative path\n  base \(debug(base))\n  ref  \(debug(ref))\n  got  \(debug(t.string))")
         plainAndResolve(ref, base: base)
         cacheKey(t.string)
     }
@@ -109,7 +108,6 @@ private func plainAndResolve(_ s: String, base: String?) {
 private func cacheKey(_ s: String) {
     guard let key = CacheKey(url: s), isValidHost(key.host) else { return }
     guard let again = CacheKey(url: key.url) else { fuzzFail("a cache key's URL has no key: \(debug(key.url))") }
-    if again.string != key.string && knownNormalisationIssue(key.url) { return }
     fuzzCheck(again.string == key.string, "CacheKey normalisation is not idempotent\n  \(debug(s))\n  \(debug(key.string))\n  \(debug(again.string))")
 }
 
@@ -125,19 +123,6 @@ private func isValidHost(_ host: String) -> Bool {
     }
     let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789-._~!$&'()*+,;=%".utf8)
     return !b.isEmpty && b.allSatisfy { allowed.contains($0) }
-}
-
-/// Known finding F2 (docs/reliability.md, Fuzz/regressions/fuzz-url/): CacheKey decodes
-/// percent-encodings after removing dot segments, so "%2E%2E" becomes a ".." segment, and
-/// "%%61" a new "%a" triplet, which the next normalisation treats differently. Tolerated here
-/// (so the run goes on to find other things) unless LUNET_FUZZ_STRICT is set.
-private func knownNormalisationIssue(_ url: String) -> Bool {
-    guard getenv("LUNET_FUZZ_STRICT") == nil else { return false }
-    let ref = URLReference(parsing: url)
-    let segments = ref.path.split(separator: "/", omittingEmptySubsequences: false)
-    if segments.contains(where: { $0 == "." || $0 == ".." }) { return true }
-    for part in [ref.path, ref.query ?? ""] where CacheKey.normalizePercent(part) != part { return true }
-    return false
 }
 
 private func lua(_ bytes: UnsafeRawBufferPointer) {
