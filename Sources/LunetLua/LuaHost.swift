@@ -87,8 +87,16 @@ public final class LuaHost {
         lua_rawgeti(L, lunet_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
         s.rawField(-1, "package")
         s.rawField(-1, "preload")
-        for file in EmbeddedLua.files {
-            if loadEmbedded(file) {
+        if lua_getmetatable(L, -1) == 0 {
+            // Modules load when first required (most programs need half of them): an __index on
+            // package.preload, which `require` consults, gives a module's chunk on demand.
+            s.newTable()
+            s.pushFunction(Self.embeddedChunk)
+            s.setRawField(-2, "__index")
+            lua_setmetatable(L, -2)
+        } else {
+            s.pop()   // someone else's metatable on preload: leave it, and load everything now
+            for file in EmbeddedLua.files where loadEmbedded(file, on: L) {
                 s.setRawField(-2, file.module.description)
             }
         }
@@ -105,7 +113,17 @@ public final class LuaHost {
 
     /// Pushes the chunk of an embedded file: its bytecode, or its source when this Lua runtime
     /// reads another bytecode format. False (nothing pushed) after reporting a defect.
-    private func loadEmbedded(_ file: (module: StaticString, path: StaticString, bytecode: StaticString, source: StaticString)) -> Bool {
+    /// package.preload's __index(preload, name): the chunk of lunet's embedded module `name`,
+    /// loaded now (require then runs it and keeps its value in package.loaded), or nothing.
+    private static let embeddedChunk: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let name = LuaStack(L).string(2),
+              let file = EmbeddedLua.files.first(where: { $0.module.description == name }) else { return 0 }
+        return LuaHost.from(L).loadEmbedded(file, on: L) ? 1 : 0
+    }
+
+    private func loadEmbedded(_ file: (module: StaticString, path: StaticString, bytecode: StaticString, source: StaticString),
+                              on L: OpaquePointer) -> Bool {
         let s = LuaStack(L)
         let name = "@" + file.path.description
         for (text, mode) in [(file.bytecode, "b"), (file.source, "t")] {

@@ -30,6 +30,13 @@ test("lunet - reads the script from standard input", function()
   eq({ code, out }, { 0, "from stdin\tx\n" }, "status and output")
 end)
 
+test("lunet's own modules load when first required, not at start-up", function()
+  local code, out = h.run(LUNET .. [[ -e 'print(package.loaded["lunet.har"] == nil, rawget(package.preload, "lunet.har") == nil, type(require("lunet.har")), package.loaded["lunet.har"] ~= nil)']])
+  eq({ code, out }, { 0, "true\ttrue\ttable\ttrue\n" }, "not loaded, not preloaded, then required on demand")
+  code, out = h.run(LUNET .. [[ -e 'print(pcall(require, "lunet.no_such_module"))']])
+  truthy(code == 0 and out:find("^false\t.*module 'lunet.no_such_module' not found"), "an unknown module is still an error: " .. out)
+end)
+
 test("--version and --help", function()
   local code, out = h.run(LUNET .. " --version")
   eq(code, 0, "status")
