@@ -6,7 +6,6 @@ local url = require "lunet.url"
 local json = require "lunet.json"
 local response = require "lunet.response"
 local serializers = require "lunet.serializers"
-local retry_policy = require "lunet.retry_policy"
 local cache = require "lunet.cache"
 
 local http = {}
@@ -291,7 +290,7 @@ function Session:request_async(opts)
         local r = t.state == "done" and t.result or (type(err) == "table" and err.response or nil)
         local record = { status = r and r.status, error = type(err) == "table" and err.kind or err }
         attempts[#attempts + 1] = record
-        local d = retry_policy.decide(retry, n, type(err) == "table" and err or nil, r, req.method)
+        local d = require("lunet.retry_policy").decide(retry, n, type(err) == "table" and err or nil, r, req.method)
         if d.retry then
           record.delay = d.delay
           current = task.delay(d.delay):next(function() try(n + 1) end)
@@ -454,7 +453,10 @@ function http.request(opts)
   return http.request_async(opts):await()
 end
 
-local queue = require "lunet.queue"
+-- Queues, batches, downloads and uploads load on first use: most programs need none of them,
+-- and every program pays for what the prelude loads.
+local function queue() return require "lunet.queue" end
+local function download() return require "lunet.download" end
 
 --- An HTTP cache (RFC 9111, private): http.cache{ dir =, memory = "32MB", disk = "512MB" }.
 function http.cache(opts) return cache.new(opts, http.parse_size) end
@@ -463,29 +465,27 @@ function http.cache(opts) return cache.new(opts, http.parse_size) end
 function http.queue(opts)
   opts = opts or {}
   if type(opts) ~= "table" then errors.argument(1, "queue", "options table expected, got " .. type(opts)) end
-  return queue.new(opts.session or default_session(), opts.max_concurrent)
+  return queue().new(opts.session or default_session(), opts.max_concurrent)
 end
 
 --- Runs a list of requests (URL strings or request tables), `concurrency` at a time.
 function http.batch_async(requests, opts)
-  return queue.batch_async((opts and opts.session) or default_session(), requests, opts)
+  return queue().batch_async((opts and opts.session) or default_session(), requests, opts)
 end
 
 function http.batch(requests, opts)
   return http.batch_async(requests, opts):await()
 end
 
-local download = require "lunet.download"
-
 --- Downloads url to path (see docs/downloads.md); a table describing the result.
 function http.download_async(target, path, opts)
-  return download.download_async((opts and opts.session) or default_session(), target, path, opts)
+  return download().download_async((opts and opts.session) or default_session(), target, path, opts)
 end
 function http.download(target, path, opts) return http.download_async(target, path, opts):await() end
 
 --- Uploads a file (raw, or as a multipart part); the response.
 function http.upload_async(target, path, opts)
-  return download.upload_async((opts and opts.session) or default_session(), target, path, opts)
+  return download().upload_async((opts and opts.session) or default_session(), target, path, opts)
 end
 function http.upload(target, path, opts) return http.upload_async(target, path, opts):await() end
 
