@@ -30,7 +30,7 @@ M.is_task = is_task
 -- Every field a task may gain, named at creation (nil values still size the table): adding
 -- keys later rehashes it, which was a fifth of a task's cost.
 local function new()
-  return setmetatable({ state = "pending", result = nil, _cb = nil, _observed = nil }, Task)
+  return setmetatable({ state = "pending", result = nil, _cb = nil, _observed = nil, _cbfn = nil, _cbto = nil }, Task)
 end
 M.new = new
 
@@ -163,16 +163,31 @@ function Task:continue(fn)
   return t2
 end
 
+-- What :next does once its task settled: fn(result) into t2, or the outcome passed through.
+local function next_step(t, fn, t2)
+  if t.state == "done" then run_into(t2, fn, t.result)
+  elseif t.state == "failed" then reject(t2, t.error, t.traceback)
+  else settle(t2, "cancelled", nil, t.error) end
+end
+
+-- The first :next on a pending task keeps fn and t2 in the task's own fields and queues this
+-- shared function, instead of a closure per continuation (a third of a continuation's cost).
+local function next_from_fields(t)
+  local fn, t2 = t._cbfn, t._cbto
+  t._cbfn, t._cbto = nil, nil
+  next_step(t, fn, t2)
+end
+
 --- Runs on success with the result; failure and cancellation pass through.
 function Task:next(fn)
   if type(fn) ~= "function" then check_fn(fn, "next") end
   if not self._observed then observe(self) end
   local t2 = new()
-  when_settled(self, function(t)
-    if t.state == "done" then run_into(t2, fn, t.result)
-    elseif t.state == "failed" then reject(t2, t.error, t.traceback)
-    else settle(t2, "cancelled", nil, t.error) end
-  end)
+  if self.state == "pending" and not self._cb then
+    self._cb, self._cbfn, self._cbto = next_from_fields, fn, t2
+  else
+    when_settled(self, function(t) next_step(t, fn, t2) end)
+  end
   return t2
 end
 
