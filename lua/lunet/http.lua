@@ -265,11 +265,23 @@ end
 --- Starts a request; a task of its response. With a retry policy (the session's or the
 --- request's), failed attempts are tried again as retry_policy decides; `r.attempts` (or
 --- `err.attempts`) lists every attempt: { status =, error =, delay = }.
+local start
 function Session:request_async(opts)
   if type(opts) ~= "table" then errors.argument(1, "request", "options table expected, got " .. type(opts)) end
   check_options(opts, REQUEST_OPTIONS, "the request")
   if type(opts.url) ~= "string" then errors.argument(1, "request", "a url string is needed, got " .. type(opts.url)) end
-  local req = build(self, opts)
+  return start(self, opts, build(self, opts))
+end
+
+-- What build() makes of { method = METHOD, url = target } and nothing else, made directly:
+-- the common s:get(url) skips checking, copying and building options it does not have.
+local function plain_async(session, method, target)
+  return start(session, { method = method, url = target },
+    { method = method, url = target, headers = {}, session_headers = session.headers })
+end
+
+-- Sends a built request, with the session's or the request's retry policy and cancel token.
+function start(self, opts, req)
   remember_url(req.url)
   local retry = opts.retry
   if retry == nil then retry = self._retry end
@@ -322,7 +334,8 @@ for _, verb in ipairs(VERBS) do
   Session[verb .. "_async"] = function(self, target, opts)
     if getmetatable(self) ~= Session then errors.argument(1, fname, "session expected (call it as session:" .. fname .. "(...))") end
     if type(target) ~= "string" then errors.argument(1, fname, "URL string expected, got " .. type(target)) end
-    if opts ~= nil and type(opts) ~= "table" then errors.argument(2, fname, "options table expected, got " .. type(opts)) end
+    if opts == nil then return plain_async(self, METHOD, target) end
+    if type(opts) ~= "table" then errors.argument(2, fname, "options table expected, got " .. type(opts)) end
     local o = {}
     if opts then for k, v in pairs(opts) do o[k] = v end end
     o.method, o.url = METHOD, target
