@@ -47,6 +47,8 @@ test("an authority without a valid host and port is an error, not dropped", func
   e = fails("argument", function() url.parse("http://[x]0:/p") end, "text after an IP literal")
   truthy(string.find(e.message, "'0:' follows the IP literal", 1, true), e.message)
   fails("argument", function() url.parse("http://[::1/p") end, "an IP literal without ']'")
+  -- F3 again: "[[x]" was an IP literal "[x", which build wrote without brackets ("[x").
+  fails("argument", function() url.parse("http://[[x]/") end, "a '[' inside an IP literal")
   fails("argument", function() url.parse("http://a[b]/") end, "brackets in a name")
   fails("argument", function() url.parse("http://[\198\2070]0:/881p") end, "the fuzzer's first input")
 end)

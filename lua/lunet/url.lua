@@ -83,8 +83,8 @@ local function host_and_port(hostport, s)
   end
   local host, port
   if string.sub(hostport, 1, 1) == "[" then
-    host, port = string.match(hostport, "^%[([^%]]*)%](.*)$")
-    if not host then bad("IP literal", "no ']'") end
+    host, port = string.match(hostport, "^%[([^%[%]]*)%](.*)$")
+    if not host then bad("IP literal", "no ']', or a '[' inside") end
     if port ~= "" and string.sub(port, 1, 1) ~= ":" then bad("authority", "'" .. port .. "' follows the IP literal") end
   else
     host, port = string.match(hostport, "^([^:]*)(.*)$")
