@@ -32,6 +32,7 @@ public struct HTTPHeaders: Sendable, Sequence {
 
     /// `other`'s fields replace ours by name; the rest keep their place.
     public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
+        if other.fields.isEmpty { return self }
         var result = self
         for name in Set(other.fields.map { $0.name.lowercased() }) { result.remove(name) }
         result.fields.append(contentsOf: other.fields)

@@ -19,7 +19,12 @@ public final class Session {
     }
 
     public let loop: EventLoop
-    public var configuration: Configuration
+    public var configuration: Configuration {
+        didSet { baseHeaders = Self.baseHeaders(configuration) }
+    }
+    /// The fields every request starts from (User-Agent, the session's headers, auth), made
+    /// once per configuration rather than merged again for each request.
+    private var baseHeaders: HTTPHeaders
     public let cookies: CookieJar?
     /// Transfers running under `maxConcurrent`, and those waiting for a slot, oldest first.
     private var running: Set<ObjectIdentifier> = []
@@ -35,6 +40,20 @@ public final class Session {
         self.loop = loop
         self.configuration = configuration
         self.cookies = cookies
+        self.baseHeaders = Self.baseHeaders(configuration)
+    }
+
+    private static func baseHeaders(_ configuration: Configuration) -> HTTPHeaders {
+        var headers = configuration.headers.contains("User-Agent") ? configuration.headers : Self.defaultHeaders.merging(configuration.headers)
+        switch configuration.auth {
+        case .basic(let user, let password)?:
+            headers.set("Authorization", "Basic " + Base64.encode(Array("\(user):\(password)".utf8)))
+        case .bearer(let token)?:
+            headers.set("Authorization", "Bearer " + token)
+        case nil:
+            break
+        }
+        return headers
     }
 
     deinit {
@@ -54,16 +73,8 @@ public final class Session {
     public func prepare(_ request: HTTPRequest) throws(LunetError) -> HTTPRequest {
         var r = request
         r.url = try resolve(request.url)
-        var headers = configuration.headers.contains("User-Agent") ? configuration.headers : Self.defaultHeaders.merging(configuration.headers)
-        if let auth = configuration.auth, !request.headers.contains("Authorization") {
-            switch auth {
-            case .basic(let user, let password):
-                headers.set("Authorization", "Basic " + Base64.encode(Array("\(user):\(password)".utf8)))
-            case .bearer(let token):
-                headers.set("Authorization", "Bearer " + token)
-            }
-        }
-        r.headers = headers.merging(request.headers)
+        // The request's own fields replace the session's by name (its Authorization, the auth).
+        r.headers = baseHeaders.merging(request.headers)
         for name in request.removedHeaders { r.headers.remove(name) }
         r.options = request.options.resolved(over: configuration.options)
         return r

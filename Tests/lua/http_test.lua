@@ -136,6 +136,10 @@ test("basic and bearer auth", function()
   eq(bad:get(BIN .. "/basic-auth/user/pass").status, 401, "wrong credentials")
   local bearer = http.session{ auth = { bearer = "tok" } }
   eq(bearer:get(BIN .. "/bearer").json.token, "tok", "bearer")
+  local own = bearer:get(BIN .. "/headers", { headers = { authorization = "Bearer mine" } }).json.headers
+  eq(own.Authorization, "Bearer mine", "a request's own Authorization replaces the session's auth")
+  local derived = bearer:with{ auth = { bearer = "other" } }
+  eq(derived:get(BIN .. "/bearer").json.token, "other", "a derived session's auth")
 end)
 
 test("cookies set by the server are sent back in the session", function()

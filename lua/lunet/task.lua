@@ -283,37 +283,51 @@ end
 
 -- Host coroutines -------------------------------------------------------------------------
 
+local drive
+
+-- Wakes the host coroutine that awaited `awaited`: the first await of a pending task keeps the
+-- coroutine and its task in the awaited task's fields, not in a closure per await.
+local function resume_awaiter(awaited)
+  local co, t = awaited._cbfn, awaited._cbto
+  awaited._cbfn, awaited._cbto = nil, nil
+  t._awaiting = nil
+  drive(co, t)
+end
+
+-- What resuming host coroutine `co` (running for task `t`) gave: settle `t`, or wait for what
+-- it awaits, or give the loop a turn. The results arrive as arguments, not in a table.
+local function after_resume(co, t, ok, first, ...)
+  if not ok then
+    reject(t, first, traceback(co, errors.describe(first)))
+    return
+  end
+  if status(co) == "dead" then
+    resolve(t, first)
+    if select("#", ...) > 0 then t.results = { first, ... } end
+    return
+  end
+  if first == AWAIT then
+    local awaited = ...
+    if awaited.state ~= "pending" then return after_resume(co, t, resume(co)) end
+    t._awaiting = awaited
+    if not awaited._cb then
+      awaited._cb, awaited._cbfn, awaited._cbto = resume_awaiter, co, t
+    else
+      when_settled(awaited, function() t._awaiting = nil; drive(co, t) end)
+    end
+    return
+  end
+  -- A plain coroutine.yield at the top of a host coroutine gives the loop a turn.
+  defer(function() drive(co, t) end)
+end
+
 -- Resumes host coroutine `co` that runs for task `t`, and handles what it yields.
-local function drive(co, t, ...)
+function drive(co, t, ...)
   if t.state ~= "pending" then
     coroutine.close(co)   -- cancelled while it waited: never resumed, its to-be-closed variables closed
     return
   end
-  local r = pack(resume(co, ...))
-  while true do
-    if not r[1] then
-      reject(t, r[2], traceback(co, errors.describe(r[2])))
-      return
-    end
-    if status(co) == "dead" then
-      if r.n <= 2 then resolve(t, r[2]) else resolve(t, r[2]); t.results = { unpack(r, 2, r.n) } end
-      return
-    end
-    if r[2] == AWAIT then
-      local awaited = r[3]
-      if awaited.state ~= "pending" then
-        r = pack(resume(co))
-      else
-        t._awaiting = awaited
-        when_settled(awaited, function() t._awaiting = nil; drive(co, t) end)
-        return
-      end
-    else
-      -- A plain coroutine.yield at the top of a host coroutine gives the loop a turn.
-      defer(function() drive(co, t) end)
-      return
-    end
-  end
+  return after_resume(co, t, resume(co, ...))
 end
 
 --- Runs fn(...) as a host coroutine starting now; a task of its result.
