@@ -28,7 +28,8 @@ local function is_task(v) return getmetatable(v) == Task end
 M.is_task = is_task
 
 -- Every field a task may gain, named at creation (nil values still size the table): adding
--- keys later rehashes it, which was a fifth of a task's cost.
+-- keys later rehashes it, which was a fifth of a task's cost. Task:next and M.source repeat
+-- this constructor inline (a call less on the hot path): change the three together.
 local function new()
   return setmetatable({ state = "pending", result = nil, _cb = nil, _observed = nil, _cbfn = nil, _cbto = nil }, Task)
 end
@@ -82,7 +83,21 @@ local function settle(t, state, result, err, tb)
   return true
 end
 
-local function resolve(t, v) return settle(t, "done", v) end
+-- settle(t, "done", v), inlined: resolving is the hot path of every task.
+local function resolve(t, v)
+  if t.state ~= "pending" then return false end
+  t.state = "done"
+  t.result = v
+  local cb = t._cb
+  if cb then t._cb = nil; defer(cb, t) end
+  local cbs = t._cbs
+  if cbs then
+    t._cbs = nil
+    for i = 1, #cbs do defer(cbs[i], t) end
+  end
+  t._awaiting, t._on_cancel = nil, nil
+  return true
+end
 local function reject(t, err, tb)
   if not errors.is(err) and type(err) ~= "string" and type(err) ~= "table" then
     err = errors.new("argument", "a task failed with a " .. type(err) .. " value: " .. tostring(err))
@@ -137,7 +152,7 @@ local function run_into(target, fn, arg)
   local ok, v = xpcall(fn, handler, arg)
   if not ok then
     reject(target, v, last_traceback)
-  elseif is_task(v) then
+  elseif v ~= nil and getmetatable(v) == Task then
     if v == target then
       reject(target, errors.new("argument", "a continuation returned its own task"))
     else
@@ -175,14 +190,14 @@ end
 local function next_from_fields(t)
   local fn, t2 = t._cbfn, t._cbto
   t._cbfn, t._cbto = nil, nil
-  next_step(t, fn, t2)
+  if t.state == "done" then run_into(t2, fn, t.result) else next_step(t, fn, t2) end
 end
 
 --- Runs on success with the result; failure and cancellation pass through.
 function Task:next(fn)
   if type(fn) ~= "function" then check_fn(fn, "next") end
-  if not self._observed then observe(self) end
-  local t2 = new()
+  if not self._observed then self._observed = true; unobserved[self] = nil end   -- observe(self)
+  local t2 = setmetatable({ state = "pending", result = nil, _cb = nil, _observed = nil, _cbfn = nil, _cbto = nil }, Task)
   if self.state == "pending" and not self._cb then
     self._cb, self._cbfn, self._cbto = next_from_fields, fn, t2
   else
@@ -259,7 +274,9 @@ Source.__name = "lunet.TaskSource"
 function Source:resolve(v) return resolve(self.task, v) end
 function Source:reject(err) return reject(self.task, err) end
 function Source:cancel(message) return cancel(self.task, message) end
-function M.source() return setmetatable({ task = new() }, Source) end
+function M.source()
+  return setmetatable({ task = setmetatable({ state = "pending", result = nil, _cb = nil, _observed = nil, _cbfn = nil, _cbto = nil }, Task) }, Source)
+end
 
 --- A cancellation token: pass { cancel = tok } to requests; tok:cancel() cancels them all.
 local Token = {}
