@@ -1,4 +1,4 @@
-// fuzz-json: LuaJSONDecoder on arbitrary bytes, on one bare Lua state reused for the run.
+// fuzz-json: LuaJSONDecoder on arbitrary bytes, on a fresh bare Lua state per input.
 //
 // Properties checked on every input:
 // - decode never crashes, returns 1 or LUNET_RAISE, and leaves exactly one value (the value or
