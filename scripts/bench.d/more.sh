@@ -653,7 +653,7 @@ if [[ -n $MARKDOWN ]]; then
     echo "| (h) lunet ≥ 90% of curl's throughput | $(or_dash "$H_R_CURL")× | $H_T1 |"
     echo "| (h) lunet's peak RSS < 64 MB | $(mb "${H_RSS_MAX[lunet]:-}") MB | $H_T2 |"
     echo
-    [[ -n $H_R_SYNC ]] && echo "Beside curl followed by \`sync PATH\` (an fsync of the file, which a `durable = true` download does before its rename): $H_R_SYNC×." && echo
+    [[ -n $H_R_SYNC ]] && echo "Beside curl followed by \`sync PATH\` (an fsync of the file, which a \`durable = true\` download does before its rename): $H_R_SYNC×." && echo
     echo "- $DL_BYTES bytes from \`/dev/urandom\` in nginx's root (random: nothing to gain from"
     echo "  compression, and no \`Accept-Encoding\` is sent), fetched to a file under /tmp on $M_DISK."
     echo "  The commands ran $DL_RUNS time(s) each, alternating, each after a \`sync\` and with the file"
