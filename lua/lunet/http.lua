@@ -226,6 +226,9 @@ local function record(r_or_err, started, req)
   end
 end
 
+-- The options of a request made without any (s:get(url)): nothing but the session's own.
+local PLAIN = setmetatable({}, { __newindex = function() error("PLAIN is read-only", 2) end })
+
 -- One attempt: a task of the response (validated and decoded) or of the error.
 local function attempt_async(session, opts, req)
   local t = task.new()
@@ -240,10 +243,14 @@ local function attempt_async(session, opts, req)
     end
     local r = response.new(raw)
     if started then record(r, started, req) end
+    if opts == PLAIN and not session._validates then
+      task._resolve(t, r)   -- nothing to validate or decode: no protected call needed
+      return
+    end
     local ok, e = pcall(finish, session, opts, r)
     if ok then task._resolve(t, r) else task._reject(t, e) end
   end)
-  t:_on_cancel_do(function() core.cancel(transfer) end)
+  t:_on_cancel_do(core.cancel, transfer)
   return t
 end
 
@@ -276,7 +283,7 @@ end
 -- What build() makes of { method = METHOD, url = target } and nothing else, made directly:
 -- the common s:get(url) skips checking, copying and building options it does not have.
 local function plain_async(session, method, target)
-  return start(session, { method = method, url = target },
+  return start(session, PLAIN,
     { method = method, url = target, headers = {}, session_headers = session.headers })
 end
 
@@ -412,6 +419,8 @@ local function make_session(opts, parent)
   -- Plain requests may be answered from the cache without a task (Session[verb]); not when
   -- each attempt is recorded (retry: r.attempts) or the network must be waited for first.
   s._immediate = cfg.cache ~= nil and not opts.retry and not opts.wait_for_network
+  -- Whether finish() has anything to do for a plain request: validation or a serializer.
+  s._validates = s._accept_status ~= nil or s._accept_types ~= nil or s._response_serializer ~= nil
   return s
 end
 

@@ -78,7 +78,7 @@ local function settle(t, state, result, err, tb)
   local hooks = t._on_cancel
   if state == "cancelled" and hooks then
     t._on_cancel = nil
-    for i = 1, #hooks do pcall(hooks[i], t) end
+    for i = 1, #hooks, 2 do pcall(hooks[i], hooks[i + 1]) end
   end
   return true
 end
@@ -250,10 +250,13 @@ function Task:cancel(message)
 end
 
 --- Registers fn(t) to run at once when the task is cancelled (it stops the underlying work).
-function Task:_on_cancel_do(fn)
+--- fn(arg) when arg is given (no closure needed to carry it), else fn(t).
+function Task:_on_cancel_do(fn, arg)
   local hooks = self._on_cancel
   if not hooks then hooks = {}; self._on_cancel = hooks end
-  hooks[#hooks + 1] = fn
+  local n = #hooks
+  hooks[n + 1] = fn
+  hooks[n + 2] = arg == nil and self or arg
 end
 
 function Task:__tostring()
