@@ -14,7 +14,10 @@ local root = (debug.getinfo(1, "S").source:match("^@(.*/)Tests/lua/") or "./")
 local moddir = os.tmpname()
 os.remove(moddir)
 os.execute("mkdir -p " .. moddir .. " && ln -sf " .. build .. "/libLunetLuaModule.so " .. moddir .. "/lunet.so")
-local LUA = "LUA_CPATH='" .. moddir .. "/?.so;;' lua5.4"
+-- Under scripts/sanitize lunet.so is built with a sanitizer, whose runtime a stock lua5.4 does
+-- not have: the script names the runtime library (and what that needs) to preload.
+local preload = os.getenv("LUNET_SANITIZER_PRELOAD")
+local LUA = (preload and ("LD_PRELOAD='" .. preload .. "' ") or "") .. "LUA_CPATH='" .. moddir .. "/?.so;;' lua5.4"
 
 test("require 'lunet' in lua5.4: requests, tasks, errors as objects", function()
   local code, out = h.run(LUA .. " -e '" .. [[

@@ -4,10 +4,17 @@
 -- Each test file starts with:
 --   local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 --   local test = test or h.test
-local H = { passed = 0, failed = 0, n = 0 }
+local H = { passed = 0, failed = 0, skipped = 0, n = 0 }
 
-function H.test(name, fn)
+--- test(name, [opts,] fn) as `lunet test` takes it; of the opts only `skip` (a reason) matters here.
+function H.test(name, opts, fn)
+  if fn == nil then opts, fn = nil, opts end
   H.n = H.n + 1
+  if opts and opts.skip then
+    H.skipped = H.skipped + 1
+    print("ok " .. H.n .. " - " .. name .. " # SKIP " .. tostring(opts.skip))
+    return
+  end
   local ok, err = xpcall(fn, function(e) return debug.traceback(tostring(e), 2) end)
   if ok then
     H.passed = H.passed + 1
@@ -62,6 +69,9 @@ function H.env(name)
   return v
 end
 
+--- "address" or "thread" when scripts/sanitize runs the tests with a sanitized lunet, else nil.
+H.sanitizer = os.getenv("LUNET_SANITIZER")
+
 --- Runs a shell command; returns its exit code and output (stdout and stderr together).
 function H.run(cmd)
   local p = io.popen(cmd .. " 2>&1; echo \"__exit=$?\"")
@@ -89,7 +99,8 @@ function H.done()
   for _, fn in ipairs(H.cleanups) do pcall(fn) end
   if H.n == 0 then return end   -- the file ran under lunet test, whose runner reports
   print("1.." .. H.n)
-  print(string.format("%d passed, %d failed", H.passed, H.failed))
+  print(string.format("%d passed, %d failed", H.passed, H.failed) ..
+    (H.skipped > 0 and string.format(", %d skipped", H.skipped) or ""))
   if H.failed > 0 then os.exit(1) end
 end
 
