@@ -11,6 +11,11 @@ local state = os.tmpname()
 os.remove(state)
 os.execute("mkdir -p " .. state)
 
+-- A tmux server of this run's own (its socket in the run's state directory): other tmux
+-- users on the machine, and sessions a failed run left behind, cannot get in the way; it is
+-- killed at the end.
+local TMUX = "tmux -S " .. shell_quote(state .. "/tmux.sock")
+
 -- A prompt in a tmux session of its own; every wait is bounded.
 local Term = {}
 Term.__index = Term
@@ -19,18 +24,18 @@ local function term(env)
   count = count + 1
   local name = "lunet-repl-test-" .. count .. "-" .. tostring(os.time())
   local envs = "env XDG_STATE_HOME=" .. shell_quote(state) .. " LUNET_HTTPBIN=" .. shell_quote(BIN) .. " " .. (env or "")
-  local code = h.run("tmux new-session -d -s " .. name .. " -x 150 -y 50 " .. shell_quote(envs .. " " .. LUNET))
+  local code = h.run(TMUX .. " new-session -d -s " .. name .. " -x 150 -y 50 " .. shell_quote(envs .. " " .. LUNET))
   assert(code == 0, "tmux could not start")
   local t = setmetatable({ name = name }, Term)
   t:wait_for("lunet>", 10)
   return t
 end
 function Term:keys(...)
-  for _, k in ipairs({ ... }) do os.execute("tmux send-keys -t " .. self.name .. " " .. k) end
+  for _, k in ipairs({ ... }) do os.execute(TMUX .. " send-keys -t " .. self.name .. " " .. k) end
 end
-function Term:type(text) os.execute("tmux send-keys -t " .. self.name .. " -l " .. shell_quote(text)) end
+function Term:type(text) os.execute(TMUX .. " send-keys -t " .. self.name .. " -l " .. shell_quote(text)) end
 function Term:screen(escapes)
-  local _, out = h.run("tmux capture-pane -p " .. (escapes and "-e " or "") .. "-t " .. self.name)
+  local _, out = h.run(TMUX .. " capture-pane -p " .. (escapes and "-e " or "") .. "-t " .. self.name)
   return out
 end
 --- Polls the screen until `pattern` (plain text) appears; the seconds it took, or fails.
@@ -45,7 +50,7 @@ function Term:wait_for(text, seconds, escapes)
   end
   error("waited " .. seconds .. " s for " .. string.format("%q", text) .. "; the screen:\n" .. self:screen())
 end
-function Term:close() os.execute("tmux kill-session -t " .. self.name .. " 2>/dev/null") end
+function Term:close() os.execute(TMUX .. " kill-session -t " .. self.name .. " 2>/dev/null") end
 
 test("piped lines: values, errors, multi-line chunks, .save writes a script that runs headless", function()
   local saved = os.tmpname()
@@ -187,5 +192,8 @@ test("a background download progresses and prints above the prompt while the use
   os.remove(h.env("LUNET_NGINX_WWW") .. "/bg200.bin")
 end)
 
-h.cleanup(after_all, function() os.execute("rm -rf " .. shell_quote(state)) end)
+h.cleanup(after_all, function()
+  os.execute(TMUX .. " kill-server 2>/dev/null")
+  os.execute("rm -rf " .. shell_quote(state))
+end)
 h.done()
