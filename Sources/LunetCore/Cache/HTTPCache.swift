@@ -154,7 +154,7 @@ public final class HTTPCache: @unchecked Sendable {
               let key = key(for: request.url) else { return nothing() }
         let credential = Self.credential(request, key)
         let encoded = Self.wantsEncodedBody(request)
-        // One critical section for the rule, the entry and the counter: a hit takes the lock once.
+        // The rule and the memory entry under one lock (the disk is read without it).
         pthread_mutex_lock(mutex)
         let rule = hostRules.isEmpty ? nil : hostRule(for: key.host)
         let fromMemory = newestAccepted(memory.variants(key.string), credential: credential, encoded: encoded,
