@@ -20,7 +20,6 @@ let package = Package(
         // stock lua5.4 must use that interpreter's copy of the runtime, so only front ends link it.
         .systemLibrary(name: "CLua", path: "Sources/CLua"),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
-        .systemLibrary(name: "CReadline", path: "Sources/CReadline"),
 
         // The C bridge: trampolines, Lua macros as functions, typed curl wrappers, embedded lua/.
         .target(
@@ -52,9 +51,12 @@ let package = Package(
             dependencies: ["LunetLua", "LunetCore"],
             linkerSettings: [.linkedLibrary("lua5.4")]
         ),
-        // The front end drives GNU readline, whose interface is C globals; it runs on the loop's
-        // one thread, so it is built in Swift 5 mode rather than wrapping every global.
-        .executableTarget(name: "lunet", dependencies: ["LunetLua", "LunetCore", "CReadline"],
+        // GNU readline for the REPL, opened with dlopen when the prompt first starts: scripts and
+        // `-e` never load it (nor its terminfo library), which is measurable in every start-up.
+        .target(name: "CLineEditor", path: "Sources/CLineEditor"),
+        // The front end. It runs on the loop's one thread and keeps the REPL in globals for
+        // readline's C callbacks, so it is built in Swift 5 mode.
+        .executableTarget(name: "lunet", dependencies: ["LunetLua", "LunetCore", "CLineEditor"],
                           swiftSettings: [.swiftLanguageMode(.v5)],
                           linkerSettings: [.linkedLibrary("lua5.4")]),
 

@@ -1,5 +1,5 @@
 import CLunet
-import CReadline
+import CLineEditor
 import Glibc
 import LunetCore
 import LunetLua
@@ -13,6 +13,8 @@ final class REPL {
 
     let host: LuaHost
     let terminal: Bool
+    /// readline is open: history and completion are on.
+    private var editing = false
     let color: Bool
     private var pending = ""                               // an incomplete chunk so far
     private var running: (task: LuaTask, code: String)?     // the line being run
@@ -29,14 +31,26 @@ final class REPL {
     }
 
     func run() -> Int32 {
-        terminal ? runTerminal() : runPiped()
+        guard terminal else { return runPlain(prompt: false) }
+        var reason = [CChar](repeating: 0, count: 320)
+        guard le_open(&reason, reason.count) != 0 else {
+            host.reportError("\(String(cString: reason)); line editing and history are off")
+            return runPlain(prompt: true)
+        }
+        editing = true
+        return runTerminal()
     }
 
-    // MARK: piped input
+    // MARK: piped input (or a terminal without readline)
 
-    private func runPiped() -> Int32 {
+    private func runPlain(prompt: Bool) -> Int32 {
         var status: Int32 = 0
-        while let line = Swift.readLine(strippingNewline: true) {
+        while true {
+            if prompt {
+                fputs(pending.isEmpty ? "lunet> " : "   ..> ", stdout)
+                fflush(stdout)
+            }
+            guard let line = Swift.readLine(strippingNewline: true) else { break }
             if pending.isEmpty && line.hasPrefix(".") {
                 if let code = command(line) { _ = host.evaluate(code, color: false) }
                 continue
@@ -59,12 +73,8 @@ final class REPL {
 
     private func runTerminal() -> Int32 {
         REPL.active = self
-        rl_readline_name = UnsafePointer(strdup("lunet"))
-        rl_catch_signals = 0
-        rl_catch_sigwinch = 0
-        rl_attempted_completion_function = replComplete
         // "." and ":" stay inside a word so `http.ge` and `api:po` complete as one.
-        rl_completer_word_break_characters = UnsafePointer(strdup(" \t\n\"'`@$><=;|&{(,+-*/%^~#[]"))
+        le_configure("lunet", " \t\n\"'`@$><=;|&{(,+-*/%^~#[]", replComplete)
         loadHistory()
         installPrint()
         let signalFD = PromptSignals.install()
@@ -91,15 +101,15 @@ final class REPL {
     }
 
     private func showPrompt() {
-        rl_callback_handler_install(promptText, replLineHandler)
-        host.loop.watch(0) { rl_callback_read_char() }
+        le_callback_handler_install(promptText, replLineHandler)
+        host.loop.watch(0) { le_callback_read_char() }
         promptShown = true
     }
 
     private func hidePrompt() {
         guard promptShown else { return }
         host.loop.unwatch(0)
-        rl_callback_handler_remove()
+        le_callback_handler_remove()
         promptShown = false
     }
 
@@ -175,14 +185,9 @@ final class REPL {
                     r.task.cancel("interrupted (Ctrl-C)")
                 } else {
                     lunet_interrupt_clear()
-                    let empty = pending.isEmpty && (rl_line_buffer == nil || rl_line_buffer[0] == 0)
+                    let empty = pending.isEmpty && le_line_is_empty() != 0
                     interruptsOnEmptyLine = empty ? interruptsOnEmptyLine + 1 : 0
-                    rl_free_line_state()
-                    rl_callback_sigcleanup()
-                    rl_replace_line("", 0)
-                    rl_point = 0
-                    rl_echo_signal_char(SIGINT)
-                    rl_crlf()
+                    le_discard_line_after_interrupt(SIGINT)
                     pending = ""
                     if interruptsOnEmptyLine >= 2 {
                         quit = true
@@ -193,13 +198,13 @@ final class REPL {
                     showPrompt()
                 }
             case SIGWINCH:
-                rl_resize_terminal()
+                le_resize_terminal()
             case SIGTSTP:
-                if promptShown { rl_cleanup_after_signal() }
+                if promptShown { le_cleanup_after_signal() }
                 PromptSignals.restoreDefault(SIGTSTP)
                 raise(SIGTSTP)                     // stops here until `fg`
                 _ = PromptSignals.install()
-                if promptShown { rl_reset_after_signal(); rl_forced_update_display() }
+                if promptShown { le_reset_after_signal() }
             default:
                 break
             }
@@ -213,11 +218,10 @@ final class REPL {
         host.register("__lunet_prompt_write") { [unowned self] s in
             let text = s.string(1) ?? ""
             if self.promptShown {
-                rl_clear_visible_line()
+                le_clear_visible_line()
                 fputs(text, stdout)
                 fflush(stdout)
-                rl_on_new_line()
-                rl_redisplay()
+                le_redraw_after_output()
             } else {
                 fputs(text, stdout)
                 fflush(stdout)
@@ -240,11 +244,9 @@ final class REPL {
     /// Runs a dot-command; returns Lua code to run as a line when the command needs one.
     private func command(_ line: String) -> String? {
         var historyLines: [LuaValue] = []
-        if terminal {
-            var i: Int32 = 0
-            while i < history_length {
-                if let entry = history_get(history_base + i), let text = entry.pointee.line { historyLines.append(.string(String(cString: text))) }
-                i += 1
+        if editing {
+            for i in 0..<le_history_length() {
+                if let text = le_history_line(i) { historyLines.append(.string(String(cString: text))) }
             }
         }
         switch host.callModule("lunet.repl", "command", [.string(line), .array(historyLines), .boolean(color)]) {
@@ -267,9 +269,9 @@ final class REPL {
 
     private func remember(_ code: String, ok: Bool) {
         _ = host.callModule("lunet.repl", "record", [.string(code), .boolean(ok)])
-        guard terminal else { return }
+        guard editing else { return }
         if case .success(let r) = host.callModule("lunet.repl", "may_remember", [.string(code)]), r.first == .boolean(true) {
-            add_history(code)
+            le_add_history(code)
             newHistoryEntries += 1
         }
     }
@@ -281,23 +283,22 @@ final class REPL {
         _ = mkdir(state, 0o755)
         _ = mkdir(dir, 0o700)
         historyPath = dir + "/history"
-        stifle_history(1000)
-        _ = read_history(historyPath)
+        le_stifle_history(1000)
+        _ = le_read_history(historyPath)
     }
 
     private func saveHistory() {
         guard let path = historyPath, newHistoryEntries > 0 else { return }
         if access(path, F_OK) != 0 { close(open(path, O_CREAT | O_WRONLY, 0o600)) }
-        _ = append_history(newHistoryEntries, path)
-        _ = history_truncate_file(path, 1000)
+        _ = le_append_history(newHistoryEntries, path)
+        _ = le_history_truncate_file(path, 1000)
     }
 
     // MARK: completion
 
     fileprivate static func complete(_ end: Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
-        rl_attempted_completion_over = 1          // never fall back to file names
-        rl_completion_append_character = 0
-        guard let repl = REPL.active, let buffer = rl_line_buffer else { return nil }
+        le_completion_plain()                     // never fall back to file names
+        guard let repl = REPL.active, let buffer = le_line_buffer() else { return nil }
         let before = String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: Int(end)), as: UTF8.self)
         guard case .success(let results) = repl.host.callModule("lunet.repl", "complete", [.string(before)]),
               case .array(let items)? = results.first else { return nil }

@@ -37,6 +37,11 @@ test("lunet's own modules load when first required, not at start-up", function()
   truthy(code == 0 and out:find("^false\t.*module 'lunet.no_such_module' not found"), "an unknown module is still an error: " .. out)
 end)
 
+test("scripts never load GNU readline: only the prompt on a terminal opens it", function()
+  local code, out = h.run(LUNET .. [[ -e 'local n = 0 for l in io.lines("/proc/self/maps") do if l:find("libreadline", 1, true) or l:find("libtinfo", 1, true) then n = n + 1 end end print(n)']])
+  eq({ code, out }, { 0, "0\n" }, "no libreadline or libtinfo mapping in a script's process")
+end)
+
 test("--version and --help", function()
   local code, out = h.run(LUNET .. " --version")
   eq(code, 0, "status")
