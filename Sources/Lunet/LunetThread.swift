@@ -97,6 +97,9 @@ public final class LunetThread: @unchecked Sendable {
         let r = Handoff(value: (request, configuration))
         submit { host in
             Session(loop: host.loop, configuration: r.value.1).send(r.value.0) { result in
+                // Header lines are parsed on first read; read them here, on the loop thread,
+                // so that the response leaves it with nothing left to fill in.
+                if case .success(let response) = result { _ = response.headers }
                 let handoff = Handoff(value: result)
                 executor.run { completion(handoff.value) }
             }

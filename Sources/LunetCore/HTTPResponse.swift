@@ -8,7 +8,18 @@ public final class HTTPResponse {
 
     public let status: Int
     public let reason: String
-    public let headers: HTTPHeaders
+    /// The header fields. A response from the network keeps its header lines as bytes until
+    /// this is first read (on the thread that owns the response: `LunetThread` reads it before
+    /// handing a response to another thread).
+    public var headers: HTTPHeaders {
+        if let parsedHeaders { return parsedHeaders }
+        let parsed = headerLines.map { HTTPHeaders(parsingLines: $0.bytes) } ?? HTTPHeaders()
+        parsedHeaders = parsed
+        headerLines = nil
+        return parsed
+    }
+    private var parsedHeaders: HTTPHeaders?
+    private var headerLines: ByteBuffer?
     public let body: ByteBuffer
     /// The URL after redirects.
     public let url: String
@@ -28,7 +39,22 @@ public final class HTTPResponse {
                 timings: Timings, request: HTTPRequest, connectionsOpened: Int, redirects: Int) {
         self.status = status
         self.reason = reason
-        self.headers = headers
+        self.parsedHeaders = headers
+        self.body = body
+        self.url = url
+        self.httpVersion = httpVersion
+        self.timings = timings
+        self.request = request
+        self.connectionsOpened = connectionsOpened
+        self.redirects = redirects
+    }
+
+    /// A response whose header lines ("Name: value\n" each) are parsed when first read.
+    init(status: Int, reason: String, headerLines: ByteBuffer, body: ByteBuffer, url: String, httpVersion: String,
+         timings: Timings, request: HTTPRequest, connectionsOpened: Int, redirects: Int) {
+        self.status = status
+        self.reason = reason
+        self.headerLines = headerLines
         self.body = body
         self.url = url
         self.httpVersion = httpVersion

@@ -20,7 +20,10 @@ public final class Transfer {
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     // What arrives.
     let body = ByteBuffer()
-    var headers = HTTPHeaders()
+    /// The header lines of the response being received, as curl handed them over: they are
+    /// parsed into fields only when something reads them (most responses are never asked).
+    let headerLines = ByteBuffer()
+    var headers: HTTPHeaders { HTTPHeaders(parsingLines: headerLines.bytes) }
     var statusLine = ""
     /// Set from a callback that stopped the transfer on purpose (a body over max_body).
     var abortReason: LunetError?
@@ -80,7 +83,9 @@ public final class Transfer {
         var failed: CURLcode = CURLE_OK
         func check(_ c: CURLcode) { if c != CURLE_OK && failed == CURLE_OK { failed = c } }
 
-        check(lunet_easy_setopt_str(h, CURLOPT_URL, request.url))
+        // Strings go to curl through withCString: passed straight to a `const char *` parameter,
+        // a String is first copied into a new array (two allocations per call, every request).
+        check(request.url.withCString { lunet_easy_setopt_str(h, CURLOPT_URL, $0) })
         check(lunet_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1))
         check(lunet_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer))
         check(lunet_easy_setopt_ptr(h, CURLOPT_PRIVATE, Unmanaged.passUnretained(self).toOpaque()))
@@ -102,7 +107,7 @@ public final class Transfer {
             // POST (not a custom method) so that a 301/302/303 turns into a GET as browsers do.
             check(lunet_easy_setopt_long(h, CURLOPT_POST, 1))
         default:
-            check(lunet_easy_setopt_str(h, CURLOPT_CUSTOMREQUEST, request.method))
+            check(request.method.withCString { lunet_easy_setopt_str(h, CURLOPT_CUSTOMREQUEST, $0) })
         }
         if case .bytes(let b) = request.body {
             check(lunet_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(b.count)))
@@ -120,7 +125,7 @@ public final class Transfer {
         for (name, value) in request.headers {
             // "Name;" is curl's way to send a header with an empty value.
             let line = value.isEmpty ? "\(name);" : "\(name): \(value)"
-            list = curl_slist_append(list, line)
+            list = line.withCString { curl_slist_append(list, $0) }
         }
         // curl would label a body it was not told the type of as a form; say what RFC 9110
         // lets a recipient assume instead.
@@ -284,8 +289,8 @@ public final class Transfer {
         return n
     }
 
-    /// One header line from curl (curl hands them over whole). Parsed as bytes: this runs for
-    /// every header of every response, and Character-level String work costs ~50x more.
+    /// One header line from curl (curl hands them over whole). A status line starts a new
+    /// response; other lines are kept as bytes (see `headerLines`).
     func receiveHeaderLine(_ data: UnsafeRawPointer, _ n: Int) -> Int {
         let b = UnsafeBufferPointer(start: data.assumingMemoryBound(to: UInt8.self), count: n)
         var end = n
@@ -293,7 +298,7 @@ public final class Transfer {
         if end >= 5 && b[0] == 0x48 && b[1] == 0x54 && b[2] == 0x54 && b[3] == 0x50 && b[4] == 0x2F {   // "HTTP/"
             // A new response starts (after a redirect, a 100 Continue, or a proxy's CONNECT).
             statusLine = String(decoding: UnsafeBufferPointer(rebasing: b[0..<end]), as: UTF8.self)
-            headers = HTTPHeaders()
+            headerLines.removeAll()
             body.removeAll()
             // "HTTP/1.1 200 OK": the digits after the first space
             var i = 5
@@ -311,15 +316,10 @@ public final class Transfer {
             currentStatus = code
             return n
         }
-        guard let colon = b[0..<end].firstIndex(of: 0x3A) else { return n }
-        var nameEnd = colon
-        while nameEnd > 0 && (b[nameEnd - 1] == 0x20 || b[nameEnd - 1] == 0x09) { nameEnd -= 1 }
-        var valueStart = colon + 1
-        while valueStart < end && (b[valueStart] == 0x20 || b[valueStart] == 0x09) { valueStart += 1 }
-        var valueEnd = end
-        while valueEnd > valueStart && (b[valueEnd - 1] == 0x20 || b[valueEnd - 1] == 0x09) { valueEnd -= 1 }
-        headers.add(String(decoding: UnsafeBufferPointer(rebasing: b[0..<nameEnd]), as: UTF8.self),
-                    String(decoding: UnsafeBufferPointer(rebasing: b[valueStart..<valueEnd]), as: UTF8.self))
+        // The blank line that ends the headers (and any line without a colon) is not a field.
+        guard b[0..<end].contains(0x3A) else { return n }
+        headerLines.append(data, end)
+        headerLines.append(newline, 1)
         return n
     }
 
@@ -357,7 +357,7 @@ public final class Transfer {
         case 30: versionName = "3"
         default: versionName = ""
         }
-        let response = HTTPResponse(status: code, reason: reasonPhrase(status: code), headers: headers, body: body,
+        let response = HTTPResponse(status: code, reason: reasonPhrase(status: code), headerLines: headerLines, body: body,
                                     url: urlPointer.map { String(cString: $0) } ?? request.url, httpVersion: versionName,
                                     timings: t, request: request, connectionsOpened: connects, redirects: redirects)
         if let target = fileTarget, target.hasBegun {
@@ -386,6 +386,13 @@ public final class Transfer {
         return LunetError(CurlErrorMapping.kind(of: code), detail, url: request.url)
     }
 }
+
+/// "\n", appended after each kept header line.
+nonisolated(unsafe) private let newline: UnsafeMutableRawPointer = {
+    let p = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
+    p.storeBytes(of: 0x0A, as: UInt8.self)
+    return p
+}()
 
 /// A stable address for an empty body (curl keeps the pointer it is given).
 nonisolated(unsafe) private let emptyBody: UnsafeMutableRawPointer = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)

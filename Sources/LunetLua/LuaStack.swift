@@ -72,11 +72,15 @@ public struct LuaStack {
 
     // MARK: tables, raw
 
+    // Keys go to C through withCString: handing a String straight to a `const char *` parameter
+    // copies it into a new array on every call (two allocations), and bindings read ~30 fields
+    // per request.
+
     /// Pushes t[k] (raw) and returns its type.
     @discardableResult
-    public func rawField(_ t: Int32, _ k: String) -> Int32 { lunet_rawgetfield(L, t, k) }
+    public func rawField(_ t: Int32, _ k: String) -> Int32 { k.withCString { lunet_rawgetfield(L, t, $0) } }
     /// t[k] = the value on top (raw), popping it.
-    public func setRawField(_ t: Int32, _ k: String) { lunet_rawsetfield(L, t, k) }
+    public func setRawField(_ t: Int32, _ k: String) { k.withCString { lunet_rawsetfield(L, t, $0) } }
     /// t[n] = the value on top (raw), popping it.
     public func setRawIndex(_ t: Int32, _ n: Int) { lua_rawseti(L, t, lua_Integer(n)) }
     @discardableResult
@@ -120,5 +124,5 @@ public struct LuaStack {
 
     // MARK: registry
 
-    public func registryField(_ k: String) -> Int32 { lunet_rawgetfield(L, lunet_registryindex(), k) }
+    public func registryField(_ k: String) -> Int32 { k.withCString { lunet_rawgetfield(L, lunet_registryindex(), $0) } }
 }

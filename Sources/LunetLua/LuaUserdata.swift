@@ -17,7 +17,8 @@ public enum LuaUserdata {
 
     /// The object boxed at `index` if its metatable is `name`'s, else nil.
     public static func get<T: AnyObject>(_ L: OpaquePointer, _ index: Int32, _ type: T.Type, metatable name: String) -> T? {
-        guard let slot = luaL_testudata(L, index, name) else { return nil }
+        // withCString: a String passed straight to C is copied into a new array on every call.
+        guard let slot = name.withCString({ luaL_testudata(L, index, $0) }) else { return nil }
         guard let raw = slot.load(as: UnsafeMutableRawPointer?.self) else { return nil }
         return Unmanaged<AnyObject>.fromOpaque(raw).takeUnretainedValue() as? T
     }

@@ -14,56 +14,80 @@ enum TransferBinding {
         }
         guard s.type(2) == LUA_TTABLE else { return LuaErrorObject.badArgument(L, 2, "send", "request table expected") }
         guard s.type(3) == LUA_TFUNCTION else { return LuaErrorObject.badArgument(L, 3, "send", "function expected") }
-        guard let url = s.stringField(2, "url") else { return LuaErrorObject.raise(L, .argument, "a request needs a url") }
-
-        var request = HTTPRequest(method: (s.stringField(2, "method") ?? "GET").uppercased(), url: url)
-        var headers = HTTPHeaders()
-        var removed: [String] = []
-        for field in ["session_headers", "headers"] {
-            if s.rawField(2, field) == LUA_TTABLE {
-                let (h, r) = readHeaders(L, -1)
-                headers = headers.merging(h)
-                removed += r
+        // One pass over the request's fields, reading only those it has: a plain GET's table
+        // holds four, and looking up each of the ~30 possible names costs more than the pass.
+        var url: String?
+        var method = "GET"
+        var sessionHeaders: (HTTPHeaders, removed: [String])?
+        var requestHeaders: (HTTPHeaders, removed: [String])?
+        var bytesBody: ByteBuffer?
+        var multipart: [MultipartPart]?
+        var uploadFile: String?
+        var cachePolicy: String?
+        var target: FileTarget?
+        var wantsProgress = false
+        var stream = false
+        var hasEvents = false
+        var options = TransferOptions()
+        var anyOption = false
+        s.forEach(2) {
+            guard s.type(-2) == LUA_TSTRING, let key = s.string(-2) else { return }
+            switch key {
+            case "url": url = s.string(-1)
+            case "method": method = (s.string(-1) ?? "GET").uppercased()
+            case "session_headers": if s.type(-1) == LUA_TTABLE { sessionHeaders = readHeaders(L, -1) }
+            case "headers": if s.type(-1) == LUA_TTABLE { requestHeaders = readHeaders(L, -1) }
+            case "body":
+                if s.type(-1) == LUA_TSTRING, let bytes = s.bytes(-1) {
+                    bytesBody = ByteBuffer(copying: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: bytes.count)
+                }
+            case "multipart": if s.type(-1) == LUA_TTABLE { multipart = multipartParts(L, -1) }
+            case "upload_file": uploadFile = s.string(-1)
+            case "cache_policy": cachePolicy = s.string(-1)
+            // A download: { path, offset, range_start, on_whole = "restart" | "fail" }
+            case "download":
+                if s.type(-1) == LUA_TTABLE, let path = s.stringField(-1, "path") {
+                    let rangeStart = s.integerField(-1, "range_start").map(Int64.init)
+                    let t = FileTarget(path: path, offset: Int64(s.integerField(-1, "offset") ?? 0), rangeStart: rangeStart,
+                                       onWhole: s.stringField(-1, "on_whole") == "fail" ? .fail : .restart)
+                    t.metaPath = s.stringField(-1, "meta")
+                    t.startsWriteback = s.boolField(-1, "durable") == true
+                    target = t
+                }
+            case "progress": wantsProgress = s.bool(-1)
+            case "stream": stream = s.bool(-1)
+            case "on_events": hasEvents = s.type(-1) == LUA_TFUNCTION
+            default: if applyOption(key, s, &options) { anyOption = true }
             }
-            s.pop()
         }
-        request.headers = headers
+        guard let url else { return LuaErrorObject.raise(L, .argument, "a request needs a url") }
+        target?.url = url
+
+        var request = HTTPRequest(method: method, url: url)
+        // The request's own fields replace the session's of the same name.
+        let (merged, removed) = [sessionHeaders, requestHeaders].reduce((HTTPHeaders(), [String]())) { acc, h in
+            guard let h else { return acc }
+            return (acc.0.merging(h.0), acc.1 + h.removed)
+        }
+        request.headers = merged
         request.removedHeaders = removed
-        if s.rawField(2, "body") == LUA_TSTRING, let bytes = s.bytes(-1) {
-            request.body = .bytes(ByteBuffer(copying: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: bytes.count))
-        }
-        s.pop()
-        if s.rawField(2, "multipart") == LUA_TTABLE { request.body = .multipart(multipartParts(L, -1)) }
-        s.pop()
-        if let path = s.stringField(2, "upload_file") { request.body = .file(path) }
-        if let policy = s.stringField(2, "cache_policy") {
+        if let bytesBody { request.body = .bytes(bytesBody) }
+        if let multipart { request.body = .multipart(multipart) }
+        if let uploadFile { request.body = .file(uploadFile) }
+        if let policy = cachePolicy {
             guard let p = CachePolicy(rawValue: policy) else {
                 return LuaErrorObject.raise(L, .argument, "option 'cache' must be \"default\", \"reload\", \"no_store\", \"prefer_cache\" or \"only_if_cached\", got \"\(policy)\"")
             }
             request.cachePolicy = p
         }
-
-        // A download: { path, offset, range_start, on_whole = "restart" | "fail" }
-        var target: FileTarget?
-        if s.rawField(2, "download") == LUA_TTABLE, let path = s.stringField(-1, "path") {
-            let rangeStart = s.integerField(-1, "range_start").map(Int64.init)
-            target = FileTarget(path: path, offset: Int64(s.integerField(-1, "offset") ?? 0), rangeStart: rangeStart,
-                                onWhole: s.stringField(-1, "on_whole") == "fail" ? .fail : .restart)
-            target?.metaPath = s.stringField(-1, "meta")
-            target?.startsWriteback = s.boolField(-1, "durable") == true
-            target?.url = url
-        }
-        s.pop()
-        let wantsProgress = s.boolField(2, "progress") == true
-        let stream = s.boolField(2, "stream") == true
-        if let o = options(L, 2) { request.options = o }
+        if anyOption { request.options = options }
 
         let host = LuaHost.from(L)
         s.pushValue(3)
         let callback = host.reference(from: L)
         // on_events(downloaded, download_total, uploaded, upload_total, chunks): once a turn at most
         var events: Int32 = LUA_NOREF
-        if s.rawField(2, "on_events") == LUA_TFUNCTION { events = host.reference(from: L) } else { s.pop() }
+        if hasEvents, s.rawField(2, "on_events") == LUA_TFUNCTION { events = host.reference(from: L) } else if hasEvents { s.pop() }
         let eventsRef = events
         let configure: (Transfer) -> Void = { [unowned host] t in
             t.fileTarget = target
@@ -197,20 +221,28 @@ enum TransferBinding {
         let s = LuaStack(L)
         var o = TransferOptions()
         var any = false
-        if let v = s.numberField(index, "timeout") { o.timeout = v; any = true }
-        if let v = s.numberField(index, "connect_timeout") { o.connectTimeout = v; any = true }
-        if let v = s.boolField(index, "follow") { o.followRedirects = v; any = true }
-        if let v = s.integerField(index, "max_redirects") { o.maxRedirects = v; any = true }
-        if s.rawField(index, "max_body") != LUA_TNIL {
-            o.maxBody = s.bool(-1) ? s.integer(-1) : Int.max   // false: no limit
-            any = true
+        s.forEach(index) {
+            if s.type(-2) == LUA_TSTRING, let key = s.string(-2), applyOption(key, s, &o) { any = true }
         }
-        s.pop()
-        if let v = s.boolField(index, "insecure") { o.insecure = v; any = true }
-        if let v = s.stringField(index, "ca_file") { o.caFile = v; any = true }
-        if let v = s.stringField(index, "proxy") { o.proxy = v; any = true }
-        if let v = s.stringField(index, "http_version") { o.httpVersion = HTTPVersionPreference(rawValue: v); any = true }
-        if let v = s.boolField(index, "decompress") { o.decompress = v; any = true }
         return any ? o : nil
+    }
+
+    /// Reads the transfer option `key` from the value on top of the stack into `o`; false when
+    /// `key` names no transfer option (or its value is of no use to it).
+    static func applyOption(_ key: String, _ s: LuaStack, _ o: inout TransferOptions) -> Bool {
+        switch key {
+        case "timeout": guard let v = s.number(-1) else { return false }; o.timeout = v
+        case "connect_timeout": guard let v = s.number(-1) else { return false }; o.connectTimeout = v
+        case "follow": o.followRedirects = s.bool(-1)
+        case "max_redirects": guard let v = s.integer(-1) else { return false }; o.maxRedirects = v
+        case "max_body": o.maxBody = s.bool(-1) ? s.integer(-1) : Int.max   // false: no limit
+        case "insecure": o.insecure = s.bool(-1)
+        case "ca_file": guard let v = s.string(-1) else { return false }; o.caFile = v
+        case "proxy": guard let v = s.string(-1) else { return false }; o.proxy = v
+        case "http_version": guard let v = s.string(-1) else { return false }; o.httpVersion = HTTPVersionPreference(rawValue: v)
+        case "decompress": o.decompress = s.bool(-1)
+        default: return false
+        }
+        return true
     }
 }
