@@ -284,7 +284,7 @@ end
 -- the common s:get(url) skips checking, copying and building options it does not have.
 local function plain_async(session, method, target)
   return start(session, PLAIN,
-    { method = method, url = target, headers = {}, session_headers = session.headers })
+    { method = method, url = target, session_headers = session.headers })
 end
 
 -- Sends a built request, with the session's or the request's retry policy and cancel token.
@@ -349,6 +349,7 @@ for _, verb in ipairs(VERBS) do
     return self:request_async(o)
   end
   local cacheable = METHOD == "GET" or METHOD == "HEAD"
+  local async = Session[verb .. "_async"]
   Session[verb] = function(self, target, opts)
     -- A plain GET or HEAD on a session with a cache may be answered from it at once: no task,
     -- no transfer, no turn of the loop. Anything the cache cannot serve as it stands (a miss,
@@ -360,7 +361,7 @@ for _, verb in ipairs(VERBS) do
         return finish(self, NO_OPTIONS, response.new(raw))
       end
     end
-    return Session[verb .. "_async"](self, target, opts):await()
+    return async(self, target, opts):await()
   end
 end
 

@@ -52,7 +52,7 @@ local function settle(t, state, result, err, tb)
       t._cbs = nil
       for i = 1, #cbs do defer(cbs[i], t) end
     end
-    t._awaiting, t._on_cancel = nil, nil
+    t._awaiting, t._on_cancel, t._ocfn, t._ocarg = nil, nil, nil, nil
     return true
   else
     t.error = err
@@ -75,10 +75,11 @@ local function settle(t, state, result, err, tb)
     t._awaiting = nil
     cancel(awaiting, err and err.message)
   end
-  local hooks = t._on_cancel
-  if state == "cancelled" and hooks then
-    t._on_cancel = nil
-    for i = 1, #hooks, 2 do pcall(hooks[i], hooks[i + 1]) end
+  if state == "cancelled" then
+    local fn, arg, hooks = t._ocfn, t._ocarg, t._on_cancel
+    t._ocfn, t._ocarg, t._on_cancel = nil, nil, nil
+    if fn then pcall(fn, arg) end
+    if hooks then for i = 1, #hooks, 2 do pcall(hooks[i], hooks[i + 1]) end end
   end
   return true
 end
@@ -95,7 +96,7 @@ local function resolve(t, v)
     t._cbs = nil
     for i = 1, #cbs do defer(cbs[i], t) end
   end
-  t._awaiting, t._on_cancel = nil, nil
+  t._awaiting, t._on_cancel, t._ocfn, t._ocarg = nil, nil, nil, nil
   return true
 end
 local function reject(t, err, tb)
@@ -252,11 +253,17 @@ end
 --- Registers fn(t) to run at once when the task is cancelled (it stops the underlying work).
 --- fn(arg) when arg is given (no closure needed to carry it), else fn(t).
 function Task:_on_cancel_do(fn, arg)
+  if arg == nil then arg = self end
+  -- The first hook (a request's only one) lives in two fields: no table per request.
+  if not self._ocfn then
+    self._ocfn, self._ocarg = fn, arg
+    return
+  end
   local hooks = self._on_cancel
   if not hooks then hooks = {}; self._on_cancel = hooks end
   local n = #hooks
   hooks[n + 1] = fn
-  hooks[n + 2] = arg == nil and self or arg
+  hooks[n + 2] = arg
 end
 
 function Task:__tostring()
