@@ -15,6 +15,10 @@ public final class LuaHost {
     public private(set) var liveReferences = 0
     /// Descriptors watched for Lua (route changes), released when the host closes.
     var watchers: [(socket: RouteChangeSocket, callback: Int32)] = []
+    /// Transfers Lua started and may still cancel, by the number core.send gave Lua for each (a
+    /// number rather than a userdata: no box and no finalizer per request).
+    var transfersByID: [Int: Transfer] = [:]
+    var lastTransferID = 0
     private var drainRef: Int32 = LUA_NOREF
     private var hostRef: Int32 = LUA_NOREF
     public private(set) var isClosed = false
@@ -72,6 +76,7 @@ public final class LuaHost {
             release(w.callback)
         }
         watchers = []
+        transfersByID = [:]
         release(drainRef)
         release(hostRef)
         drainRef = LUA_NOREF

@@ -1,7 +1,7 @@
 import CLunet
 import LunetCore
 
-/// core.send(session, request, callback) -> transfer, and core.cancel(transfer).
+/// core.send(session, request, callback) -> transfer id, and core.cancel(transfer id).
 /// The callback runs on the loop with (response) or (nil, error object).
 enum TransferBinding {
     static let metatable = "lunet.Transfer"
@@ -112,7 +112,10 @@ enum TransferBinding {
         }
         // Only a transfer with something to set up skips the cache (downloads, progress, chunks).
         let needsSetup = target != nil || wantsProgress || stream || eventsRef != LUA_NOREF
+        host.lastTransferID += 1
+        let id = host.lastTransferID
         let transfer = session.send(request, configure: needsSetup ? configure : nil) { [unowned host] result in
+            host.transfersByID[id] = nil
             defer { host.release(callback); host.release(eventsRef) }
             host.call(callback) { s in
                 switch result {
@@ -126,7 +129,9 @@ enum TransferBinding {
                 }
             }
         }
-        LuaUserdata.push(L, transfer, metatable: metatable)
+        // A request that failed before it started (a bad URL) has run its callback already.
+        if transfer.state != .finished { host.transfersByID[id] = transfer }
+        s.push(id)
         return 1
     }
 
@@ -157,10 +162,12 @@ enum TransferBinding {
     /// Stops a transfer now; its callback runs at once with a `cancelled` error.
     static let cancel: lunet_SwiftFunction = { L in
         let L = L!
-        guard let transfer = LuaUserdata.get(L, 1, Transfer.self, metatable: metatable) else {
-            return LuaErrorObject.badArgument(L, 1, "cancel", "transfer expected")
+        guard let id = LuaStack(L).integer(1), lua_type(L, 1) == LUA_TNUMBER else {
+            return LuaErrorObject.badArgument(L, 1, "cancel", "transfer id expected")
         }
         let host = LuaHost.from(L)
+        // A transfer that has finished is no longer listed: nothing to stop.
+        guard let transfer = host.transfersByID[id] else { return 0 }
         let reason = LuaStack(L).string(2) ?? "the request was cancelled"
         host.entered(from: L) { host.loop.cancel(transfer, reason: reason) }
         return 0
