@@ -35,26 +35,25 @@ public final class HTTPResponse {
     /// How the session's cache answered: "miss", "hit", "revalidated" or "stale" (nil without a cache).
     public var cacheStatus: String?
 
-    public init(status: Int, reason: String, headers: HTTPHeaders, body: ByteBuffer, url: String, httpVersion: String,
-                timings: Timings, request: HTTPRequest, connectionsOpened: Int, redirects: Int) {
-        self.status = status
-        self.reason = reason
-        self.parsedHeaders = headers
-        self.body = body
-        self.url = url
-        self.httpVersion = httpVersion
-        self.timings = timings
-        self.request = request
-        self.connectionsOpened = connectionsOpened
-        self.redirects = redirects
+    public convenience init(status: Int, reason: String, headers: HTTPHeaders, body: ByteBuffer, url: String, httpVersion: String,
+                            timings: Timings, request: HTTPRequest, connectionsOpened: Int, redirects: Int) {
+        self.init(status: status, reason: reason, parsed: headers, lines: nil, body: body, url: url, httpVersion: httpVersion,
+                  timings: timings, request: request, connectionsOpened: connectionsOpened, redirects: redirects)
     }
 
     /// A response whose header lines ("Name: value\n" each) are parsed when first read.
-    init(status: Int, reason: String, headerLines: ByteBuffer, body: ByteBuffer, url: String, httpVersion: String,
-         timings: Timings, request: HTTPRequest, connectionsOpened: Int, redirects: Int) {
+    convenience init(status: Int, reason: String, headerLines: ByteBuffer, body: ByteBuffer, url: String, httpVersion: String,
+                     timings: Timings, request: HTTPRequest, connectionsOpened: Int, redirects: Int) {
+        self.init(status: status, reason: reason, parsed: nil, lines: headerLines, body: body, url: url, httpVersion: httpVersion,
+                  timings: timings, request: request, connectionsOpened: connectionsOpened, redirects: redirects)
+    }
+
+    private init(status: Int, reason: String, parsed: HTTPHeaders?, lines: ByteBuffer?, body: ByteBuffer, url: String,
+                 httpVersion: String, timings: Timings, request: HTTPRequest, connectionsOpened: Int, redirects: Int) {
         self.status = status
         self.reason = reason
-        self.headerLines = headerLines
+        self.parsedHeaders = parsed
+        self.headerLines = lines
         self.body = body
         self.url = url
         self.httpVersion = httpVersion

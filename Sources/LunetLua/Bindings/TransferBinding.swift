@@ -4,7 +4,6 @@ import LunetCore
 /// core.send(session, request, callback) -> transfer id, and core.cancel(transfer id).
 /// The callback runs on the loop with (response) or (nil, error object).
 enum TransferBinding {
-    static let metatable = "lunet.Transfer"
 
     static let send: lunet_SwiftFunction = { L in
         let L = L!
@@ -65,12 +64,10 @@ enum TransferBinding {
 
         var request = HTTPRequest(method: method, url: url)
         // The request's own fields replace the session's of the same name.
-        let (merged, removed) = [sessionHeaders, requestHeaders].reduce((HTTPHeaders(), [String]())) { acc, h in
-            guard let h else { return acc }
-            return (acc.0.merging(h.0), acc.1 + h.removed)
+        for case let (fields, removed)? in [sessionHeaders, requestHeaders] {
+            request.headers = request.headers.merging(fields)
+            request.removedHeaders += removed
         }
-        request.headers = merged
-        request.removedHeaders = removed
         if let bytesBody { request.body = .bytes(bytesBody) }
         if let multipart { request.body = .multipart(multipart) }
         if let uploadFile { request.body = .file(uploadFile) }
@@ -87,7 +84,10 @@ enum TransferBinding {
         let callback = host.reference(from: L)
         // on_events(downloaded, download_total, uploaded, upload_total, chunks): once a turn at most
         var events: Int32 = LUA_NOREF
-        if hasEvents, s.rawField(2, "on_events") == LUA_TFUNCTION { events = host.reference(from: L) } else if hasEvents { s.pop() }
+        if hasEvents {
+            s.rawField(2, "on_events")
+            events = host.reference(from: L)   // takes the function off the stack
+        }
         let eventsRef = events
         let configure: (Transfer) -> Void = { [unowned host] t in
             t.fileTarget = target
@@ -129,7 +129,8 @@ enum TransferBinding {
                 }
             }
         }
-        // A request that failed before it started (a bad URL) has run its callback already.
+        // Every outcome, failures included, reaches the callback on a later turn, which unlists
+        // the transfer; one already finished would never be unlisted.
         if transfer.state != .finished { host.transfersByID[id] = transfer }
         s.push(id)
         return 1
