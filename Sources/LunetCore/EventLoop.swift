@@ -15,6 +15,11 @@ public final class EventLoop {
     /// A timer's payload runs with `true` when it fires, `false` when the loop drops it unfired.
     private var timers = TimerHeap<(Bool) -> Void>()
     private var idleHandles: [UnsafeMutableRawPointer] = []
+    /// Handles a finished transfer left configured (not reset), with its profile: the next
+    /// transfer of the same profile sets only its own URL, headers and pointers.
+    private var configuredHandles: [(handle: UnsafeMutableRawPointer, profile: Transfer.Profile)] = []
+    /// Transfers started on a configured handle (for tests and diagnostics).
+    private(set) var configuredHandleReuses = 0
     private var watchers: [Int32: () -> Void] = [:]
     private let inbox = Inbox()
     private var addedSinceLastPerform = false
@@ -50,6 +55,7 @@ public final class EventLoop {
             }
         }
         for h in idleHandles { curl_easy_cleanup(h) }
+        for c in configuredHandles { curl_easy_cleanup(c.handle) }
         curl_multi_cleanup(multi)
     }
 
@@ -91,13 +97,25 @@ public final class EventLoop {
         assertOwner()
         guard t.state == .created else { return t }
         t.loop = self
-        let h = idleHandles.popLast() ?? curl_easy_init()!
-        if let problem = t.configure(h) {
+        // A transfer with cookies leaves its handle to be reset (see release), so it has no
+        // profile to hand on.
+        let profile = cookies == nil ? t.profile : nil
+        let h: UnsafeMutableRawPointer
+        var reusing = false
+        if let profile, let i = configuredHandles.lastIndex(where: { $0.profile == profile }) {
+            h = configuredHandles.remove(at: i).handle
+            reusing = true
+            configuredHandleReuses += 1
+        } else {
+            h = idleHandles.popLast() ?? curl_easy_init()!
+        }
+        if let problem = t.configure(h, reusing: reusing) {
             curl_easy_reset(h)
             idleHandles.append(h)
             t.easy = nil
             return fail(t, problem)
         }
+        t.handleProfile = profile
         cookies?.attach(h)
         running[UInt(bitPattern: Int(bitPattern: h))] = t
         t.markRunning()
@@ -132,7 +150,7 @@ public final class EventLoop {
     public func cancel(_ t: Transfer, reason: String = "the request was cancelled") {
         assertOwner()
         guard t.state != .finished else { return }
-        if let h = t.easy { release(h) }
+        if let h = t.easy { release(h, keeping: nil) }
         t.easy = nil
         t.finish(.failure(LunetError(.cancelled, reason, url: t.request.url)))
     }
@@ -143,9 +161,19 @@ public final class EventLoop {
         for entry in timers.removeAll() { entry.payload(false) }
     }
 
-    private func release(_ h: UnsafeMutableRawPointer) {
+    /// Takes `h` out of curl. With a profile (a transfer that completed and had one), the
+    /// handle stays configured for the next transfer of that profile; otherwise it is reset.
+    private func release(_ h: UnsafeMutableRawPointer, keeping profile: Transfer.Profile?) {
         running.removeValue(forKey: UInt(bitPattern: Int(bitPattern: h)))
         curl_multi_remove_handle(multi, h)
+        if let profile, configuredHandles.count < 64 {
+            // The finished transfer's error buffer and header list are freed with it; the next
+            // transfer sets its own, and until then nothing reads them.
+            _ = lunet_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, nil)
+            _ = lunet_easy_setopt_slist(h, CURLOPT_HTTPHEADER, nil)
+            configuredHandles.append((h, profile))
+            return
+        }
         // Each CookieJar.attach adds a node to the handle's list of cookie files, and libcurl
         // 7.88's curl_easy_reset drops that list without freeing it: one leak per request with
         // cookies (LeakSanitizer). A NULL cookie file frees the list; with the share still
@@ -165,7 +193,7 @@ public final class EventLoop {
             let code = lunet_msg_result(msg)
             guard let t = running[UInt(bitPattern: Int(bitPattern: h))] else { continue }
             let result: Result<HTTPResponse, LunetError> = code == CURLE_OK ? .success(t.response(from: h)) : .failure(t.error(for: code))
-            release(h)
+            release(h, keeping: code == CURLE_OK ? t.handleProfile : nil)
             t.easy = nil
             t.finish(result)
         }

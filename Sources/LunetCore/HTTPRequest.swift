@@ -59,7 +59,7 @@ public enum HTTPVersionPreference: String, Sendable {
 
 /// How a transfer is made. Every field is optional so that a request's options can be laid over
 /// its session's; `resolved(over:)` does that.
-public struct TransferOptions: Sendable {
+public struct TransferOptions: Sendable, Equatable {
     public var timeout: Double?
     public var connectTimeout: Double?
     public var followRedirects: Bool?

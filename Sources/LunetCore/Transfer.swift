@@ -13,6 +13,8 @@ public final class Transfer {
     public var userInfo: AnyObject?
 
     var easy: UnsafeMutableRawPointer?
+    /// The profile the loop started this transfer's handle with (nil: its handle is reset after).
+    var handleProfile: Profile?
     var completion: Completion?
     // Curl reads these by pointer while the transfer runs.
     var headerList: UnsafeMutablePointer<curl_slist>?
@@ -75,9 +77,25 @@ public final class Transfer {
         done?(result)
     }
 
+    /// Everything `configure` sets on a handle besides this transfer's own URL, header list and
+    /// pointers, for a request without a body, a file, progress or chunks (nil for others). A
+    /// handle left by a finished transfer of the same profile is in the very state this one
+    /// needs: the loop reuses it without `curl_easy_reset` and setting all again (libcurl keeps
+    /// options across transfers on a handle by design).
+    struct Profile: Equatable {
+        let method: String
+        let options: TransferOptions
+    }
+
+    var profile: Profile? {
+        guard case .none = request.body, fileTarget == nil, !wantsProgress, !streamChunks else { return nil }
+        return Profile(method: request.method, options: request.options)
+    }
+
     /// Configures `handle` for this request. Returns an error naming a bad option instead of
-    /// starting a transfer that cannot work.
-    func configure(_ h: UnsafeMutableRawPointer) -> LunetError? {
+    /// starting a transfer that cannot work. `reusing`: the handle was left by a finished
+    /// transfer with this one's `profile`; only what is this transfer's own is set.
+    func configure(_ h: UnsafeMutableRawPointer, reusing: Bool = false) -> LunetError? {
         easy = h
         let o = request.options
         var failed: CURLcode = CURLE_OK
@@ -86,14 +104,17 @@ public final class Transfer {
         // Strings go to curl through withCString: passed straight to a `const char *` parameter,
         // a String is first copied into a new array (two allocations per call, every request).
         check(request.url.withCString { lunet_easy_setopt_str(h, CURLOPT_URL, $0) })
-        check(lunet_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1))
         check(lunet_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer))
         check(lunet_easy_setopt_ptr(h, CURLOPT_PRIVATE, Unmanaged.passUnretained(self).toOpaque()))
         let me = Unmanaged.passUnretained(self).toOpaque()
-        check(lunet_easy_setopt_write(h, CURLOPT_WRITEFUNCTION, transferWriteCallback))
         check(lunet_easy_setopt_ptr(h, CURLOPT_WRITEDATA, me))
-        check(lunet_easy_setopt_write(h, CURLOPT_HEADERFUNCTION, transferHeaderCallback))
         check(lunet_easy_setopt_ptr(h, CURLOPT_HEADERDATA, me))
+        configureHeaderList(h, check)
+        if reusing { return failed == CURLE_OK ? nil : refused(failed) }
+
+        check(lunet_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1))
+        check(lunet_easy_setopt_write(h, CURLOPT_WRITEFUNCTION, transferWriteCallback))
+        check(lunet_easy_setopt_write(h, CURLOPT_HEADERFUNCTION, transferHeaderCallback))
         // Only web protocols, also after redirects: a script must not be sent to file:// or smb://.
         check(lunet_easy_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https"))
         check(lunet_easy_setopt_str(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
@@ -120,24 +141,6 @@ public final class Transfer {
             check(lunet_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, 0))
             check(lunet_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, emptyBody))
         }
-
-        var list: UnsafeMutablePointer<curl_slist>? = nil
-        for (name, value) in request.headers {
-            // "Name;" is curl's way to send a header with an empty value.
-            let line = value.isEmpty ? "\(name);" : "\(name): \(value)"
-            list = line.withCString { curl_slist_append(list, $0) }
-        }
-        // curl would label a body it was not told the type of as a form; say what RFC 9110
-        // lets a recipient assume instead.
-        if case .bytes = request.body, !request.headers.contains("Content-Type") && !request.removedHeaders.contains(where: { $0.caseInsensitiveEquals("Content-Type") }) {
-            list = curl_slist_append(list, "Content-Type: application/octet-stream")
-        }
-        // "Name:" tells curl not to send a header it would add itself (Accept, User-Agent).
-        for name in request.removedHeaders { list = curl_slist_append(list, "\(name):") }
-        // Never wait a second for a 100 Continue that many servers do not send.
-        if request.bodyCount > 0 && !request.headers.contains("Expect") { list = curl_slist_append(list, "Expect:") }
-        headerList = list
-        if let list { check(lunet_easy_setopt_slist(h, CURLOPT_HTTPHEADER, list)) }
 
         if o.decompress ?? true, fileTarget == nil { check(lunet_easy_setopt_str(h, CURLOPT_ACCEPT_ENCODING, "")) }
         if wantsProgress {
@@ -171,10 +174,33 @@ public final class Transfer {
             }
             check(lunet_easy_setopt_long(h, CURLOPT_HTTP_VERSION, value))
         }
-        if failed != CURLE_OK {
-            return LunetError(.argument, "a request option was refused: \(String(cString: curl_easy_strerror(failed)))", url: request.url)
+        return failed == CURLE_OK ? nil : refused(failed)
+    }
+
+    private func refused(_ code: CURLcode) -> LunetError {
+        LunetError(.argument, "a request option was refused: \(String(cString: curl_easy_strerror(code)))", url: request.url)
+    }
+
+    /// The request's header lines, as a list curl reads while the transfer runs (always set,
+    /// so that a reused handle never keeps the list of the transfer before).
+    private func configureHeaderList(_ h: UnsafeMutableRawPointer, _ check: (CURLcode) -> Void) {
+        var list: UnsafeMutablePointer<curl_slist>? = nil
+        for (name, value) in request.headers {
+            // "Name;" is curl's way to send a header with an empty value.
+            let line = value.isEmpty ? "\(name);" : "\(name): \(value)"
+            list = line.withCString { curl_slist_append(list, $0) }
         }
-        return nil
+        // curl would label a body it was not told the type of as a form; say what RFC 9110
+        // lets a recipient assume instead.
+        if case .bytes = request.body, !request.headers.contains("Content-Type") && !request.removedHeaders.contains(where: { $0.caseInsensitiveEquals("Content-Type") }) {
+            list = curl_slist_append(list, "Content-Type: application/octet-stream")
+        }
+        // "Name:" tells curl not to send a header it would add itself (Accept, User-Agent).
+        for name in request.removedHeaders { list = curl_slist_append(list, "\(name):") }
+        // Never wait a second for a 100 Continue that many servers do not send.
+        if request.bodyCount > 0 && !request.headers.contains("Expect") { list = curl_slist_append(list, "Expect:") }
+        headerList = list
+        check(lunet_easy_setopt_slist(h, CURLOPT_HTTPHEADER, list))
     }
 
     /// A curl MIME body: data parts are handed to curl by pointer (the request keeps them

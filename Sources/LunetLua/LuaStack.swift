@@ -124,5 +124,6 @@ public struct LuaStack {
 
     // MARK: registry
 
+    @discardableResult
     public func registryField(_ k: String) -> Int32 { k.withCString { lunet_rawgetfield(L, lunet_registryindex(), $0) } }
 }

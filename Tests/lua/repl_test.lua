@@ -15,6 +15,10 @@ os.execute("mkdir -p " .. state)
 -- users on the machine, and sessions a failed run left behind, cannot get in the way; it is
 -- killed at the end.
 local TMUX = "tmux -S " .. shell_quote(state .. "/tmux.sock")
+-- An idle session holds the server up from test to test: a server exits with its last session,
+-- and a test starting just then could reach the exiting server ("tmux could not start", seen
+-- under load). The kill-server at the end ends it.
+assert(os.execute(TMUX .. " new-session -d -s holder 'sleep 3600'"), "tmux could not start its holder session")
 
 -- A prompt in a tmux session of its own; every wait is bounded.
 local Term = {}
