@@ -233,6 +233,15 @@ local PLAIN = setmetatable({}, { __newindex = function() error("PLAIN is read-on
 local function attempt_async(session, opts, req)
   local t = task.new()
   t.url = req.url
+  if opts == PLAIN and not session._validates and #recorders == 0 then
+    -- The common case: nothing to record, validate or decode. A callback that captures only
+    -- the task (each captured local is an allocation per request).
+    t:_on_cancel_do(core.cancel, core.send(session._core, req, function(raw, err)
+      if t.state ~= "pending" then return end
+      if err then task._reject(t, err) else task._resolve(t, response.new(raw)) end
+    end))
+    return t
+  end
   local started = #recorders > 0 and require("lunet.har").now() or nil
   local transfer = core.send(session._core, req, function(raw, err)
     if t.state ~= "pending" then return end
