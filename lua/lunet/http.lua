@@ -236,7 +236,7 @@ local function attempt_async(session, opts, req)
   if opts == PLAIN and not session._validates and #recorders == 0 then
     -- The common case: nothing to record, validate or decode. A callback that captures only
     -- the task (each captured local is an allocation per request).
-    t:_on_cancel_do(core.cancel, core.send(session._core, req, function(raw, err)
+    t:_on_cancel_do(core.cancel, core.send_plain(session._core, req.method, req.url, req.session_headers, function(raw, err)
       if t.state ~= "pending" then return end
       if err then task._reject(t, err) else task._resolve(t, response.new(raw)) end
     end))

@@ -112,9 +112,37 @@ enum TransferBinding {
         }
         // Only a transfer with something to set up skips the cache (downloads, progress, chunks).
         let needsSetup = target != nil || wantsProgress || stream || eventsRef != LUA_NOREF
+        return begin(L, session, request, callback: callback, events: eventsRef, configure: needsSetup ? configure : nil)
+    }
+
+    /// core.send_plain(session, method, url, session_headers, callback) -> transfer id: core.send
+    /// for a request of a method, a URL and the session's headers only (a plain `s:get(url)`),
+    /// without a request table to make and read.
+    static let sendPlain: lunet_SwiftFunction = { L in
+        let L = L!
+        let s = LuaStack(L)
+        guard let session = LuaUserdata.get(L, 1, Session.self, metatable: SessionBinding.metatable) else {
+            return LuaErrorObject.badArgument(L, 1, "send_plain", "session expected, got \(s.typeName(1))")
+        }
+        guard let method = s.string(2), let url = s.string(3) else {
+            return LuaErrorObject.badArgument(L, 2, "send_plain", "method and url strings expected")
+        }
+        guard s.type(5) == LUA_TFUNCTION else { return LuaErrorObject.badArgument(L, 5, "send_plain", "function expected") }
+        var request = HTTPRequest(method: method.uppercased(), url: url)
+        if s.type(4) == LUA_TTABLE { (request.headers, request.removedHeaders) = readHeaders(L, 4) }
+        let host = LuaHost.from(L)
+        s.pushValue(5)
+        return begin(L, session, request, callback: host.reference(from: L), events: LUA_NOREF, configure: nil)
+    }
+
+    /// Sends `request`; `callback` (a registry reference, released after it runs) gets the
+    /// response or the error. Pushes the transfer's number and returns 1.
+    private static func begin(_ L: OpaquePointer, _ session: Session, _ request: HTTPRequest, callback: Int32, events eventsRef: Int32,
+                              configure: ((Transfer) -> Void)?) -> Int32 {
+        let host = LuaHost.from(L)
         host.lastTransferID += 1
         let id = host.lastTransferID
-        let transfer = session.send(request, configure: needsSetup ? configure : nil) { [unowned host] result in
+        let transfer = session.send(request, configure: configure) { [unowned host] result in
             host.transfersByID[id] = nil
             defer { host.release(callback); host.release(eventsRef) }
             host.call(callback) { s in
@@ -132,7 +160,7 @@ enum TransferBinding {
         // Every outcome, failures included, reaches the callback on a later turn, which unlists
         // the transfer; one already finished would never be unlisted.
         if transfer.state != .finished { host.transfersByID[id] = transfer }
-        s.push(id)
+        LuaStack(L).push(id)
         return 1
     }
 
