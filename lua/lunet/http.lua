@@ -229,19 +229,25 @@ end
 -- The options of a request made without any (s:get(url)): nothing but the session's own.
 local PLAIN = setmetatable({}, { __newindex = function() error("PLAIN is read-only", 2) end })
 
+-- A plain request when nothing is recorded, validated or decoded: the callback captures only
+-- the task (each captured local is an allocation per request), and no request table is made.
+local function attempt_plain(session, method, target)
+  local t = task.new()
+  t.url = target
+  t:_on_cancel_do(core.cancel, core.send_plain(session._core, method, target, session.headers, function(raw, err)
+    if t.state ~= "pending" then return end
+    if err then task._reject(t, err) else task._resolve(t, response.new(raw)) end
+  end))
+  return t
+end
+
 -- One attempt: a task of the response (validated and decoded) or of the error.
 local function attempt_async(session, opts, req)
+  if opts == PLAIN and not session._validates and #recorders == 0 then
+    return attempt_plain(session, req.method, req.url)
+  end
   local t = task.new()
   t.url = req.url
-  if opts == PLAIN and not session._validates and #recorders == 0 then
-    -- The common case: nothing to record, validate or decode. A callback that captures only
-    -- the task (each captured local is an allocation per request).
-    t:_on_cancel_do(core.cancel, core.send_plain(session._core, req.method, req.url, req.session_headers, function(raw, err)
-      if t.state ~= "pending" then return end
-      if err then task._reject(t, err) else task._resolve(t, response.new(raw)) end
-    end))
-    return t
-  end
   local started = #recorders > 0 and require("lunet.har").now() or nil
   local transfer = core.send(session._core, req, function(raw, err)
     if t.state ~= "pending" then return end
@@ -292,6 +298,11 @@ end
 -- What build() makes of { method = METHOD, url = target } and nothing else, made directly:
 -- the common s:get(url) skips checking, copying and building options it does not have.
 local function plain_async(session, method, target)
+  -- What start() would do for it, when there is no retry policy and no network to wait for.
+  if not session._retry and not session._wait_for_network and not session._validates and #recorders == 0 then
+    remember_url(target)
+    return attempt_plain(session, method, target)
+  end
   return start(session, PLAIN,
     { method = method, url = target, session_headers = session.headers })
 end
