@@ -6,13 +6,7 @@ import XCTest
 /// transfer of the same profile (method, options, no body): that transfer must carry nothing of
 /// the one before, and transfers of other profiles must not get the handle.
 final class ConfiguredHandleTests: XCTestCase {
-    var httpbin: String {
-        guard let url = ProcessInfo.processInfo.environment["LUNET_HTTPBIN"] else {
-            XCTFail("LUNET_HTTPBIN is not set: run the tests with scripts/test")
-            return "http://127.0.0.1:1"
-        }
-        return url
-    }
+    var httpbin: String { httpbinURL() }
 
     /// Sends `request` on `session` and turns the loop until the answer is in.
     func send(_ session: Session, _ request: HTTPRequest) -> (status: Int, body: String, url: String) {

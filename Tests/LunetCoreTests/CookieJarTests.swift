@@ -4,13 +4,7 @@ import XCTest
 
 /// A session's cookies on the loop's pooled curl handles.
 final class CookieJarTests: XCTestCase {
-    var httpbin: String {
-        guard let url = ProcessInfo.processInfo.environment["LUNET_HTTPBIN"] else {
-            XCTFail("LUNET_HTTPBIN is not set: run the tests with scripts/test")
-            return "http://127.0.0.1:1"
-        }
-        return url
-    }
+    var httpbin: String { httpbinURL() }
 
     /// Sends `url` on `session` and turns the loop until the answer is in.
     func get(_ session: Session, _ url: String) -> String {

@@ -121,18 +121,28 @@ enum TransferBinding {
     static let sendPlain: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
-        guard let session = LuaUserdata.get(L, 1, Session.self, metatable: SessionBinding.metatable) else {
-            return LuaErrorObject.badArgument(L, 1, "send_plain", "session expected, got \(s.typeName(1))")
-        }
-        guard let method = s.string(2), let url = s.string(3) else {
-            return LuaErrorObject.badArgument(L, 2, "send_plain", "method and url strings expected")
-        }
         guard s.type(5) == LUA_TFUNCTION else { return LuaErrorObject.badArgument(L, 5, "send_plain", "function expected") }
-        var request = HTTPRequest(method: method.uppercased(), url: url)
-        if s.type(4) == LUA_TTABLE { (request.headers, request.removedHeaders) = readHeaders(L, 4) }
+        guard let (session, request) = plainRequest(L, "send_plain") else { return LUNET_RAISE }
         let host = LuaHost.from(L)
         s.pushValue(5)
         return begin(L, session, request, callback: host.reference(from: L), events: LUA_NOREF, configure: nil)
+    }
+
+    /// The arguments core.send_plain and core.cached_response share, (session, method, url,
+    /// session_headers), as the session and its request; nil after pushing the argument error.
+    private static func plainRequest(_ L: OpaquePointer, _ function: String) -> (Session, HTTPRequest)? {
+        let s = LuaStack(L)
+        guard let session = LuaUserdata.get(L, 1, Session.self, metatable: SessionBinding.metatable) else {
+            _ = LuaErrorObject.badArgument(L, 1, function, "session expected, got \(s.typeName(1))")
+            return nil
+        }
+        guard let method = s.string(2), let url = s.string(3) else {
+            _ = LuaErrorObject.badArgument(L, 2, function, "method and url strings expected")
+            return nil
+        }
+        var request = HTTPRequest(method: method.uppercased(), url: url)
+        if s.type(4) == LUA_TTABLE { (request.headers, request.removedHeaders) = readHeaders(L, 4) }
+        return (session, request)
     }
 
     /// Sends `request`; `callback` (a registry reference, released after it runs) gets the
@@ -170,19 +180,7 @@ enum TransferBinding {
     /// task and no turn of the loop. Nothing means: send the request as usual.
     static let cachedResponse: lunet_SwiftFunction = { L in
         let L = L!
-        let s = LuaStack(L)
-        guard let session = LuaUserdata.get(L, 1, Session.self, metatable: SessionBinding.metatable) else {
-            return LuaErrorObject.badArgument(L, 1, "cached_response", "session expected, got \(s.typeName(1))")
-        }
-        guard let method = s.string(2), let url = s.string(3) else {
-            return LuaErrorObject.badArgument(L, 2, "cached_response", "method and url strings expected")
-        }
-        var request = HTTPRequest(method: method, url: url)
-        if s.type(4) == LUA_TTABLE {
-            let (h, removed) = readHeaders(L, 4)
-            request.headers = h
-            request.removedHeaders = removed
-        }
+        guard let (session, request) = plainRequest(L, "cached_response") else { return LUNET_RAISE }
         guard let response = session.immediateCachedResponse(request) else { return 0 }
         LuaUserdata.push(L, response, metatable: ResponseBinding.metatable)
         return 1
