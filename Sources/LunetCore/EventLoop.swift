@@ -28,6 +28,12 @@ public final class EventLoop {
 
     func noteEventful(_ t: Transfer) { eventful.append(t) }
 
+    /// Transfers that ended while their events consumer was busy: their completion waits for
+    /// it (Transfer.finish). Listed so that a host that closes can cancel them too.
+    private var waitingForConsumer: [ObjectIdentifier: Transfer] = [:]
+    func noteWaitingForConsumer(_ t: Transfer) { waitingForConsumer[ObjectIdentifier(t)] = t }
+    func noteConsumerDone(_ t: Transfer) { waitingForConsumer.removeValue(forKey: ObjectIdentifier(t)) }
+
     private func deliverEvents() {
         guard !eventful.isEmpty else { return }
         let list = eventful
@@ -152,12 +158,12 @@ public final class EventLoop {
         guard t.state != .finished else { return }
         if let h = t.easy { release(h, keeping: nil) }
         t.easy = nil
-        t.finish(.failure(LunetError(.cancelled, reason, url: t.request.url)))
+        t.finish(.failure(LunetError(.cancelled, reason, url: t.request.url)), force: true)
     }
 
     /// Cancels every transfer in flight (a host that closes) and drops pending timers.
     public func cancelAll() {
-        for t in Array(running.values) { cancel(t, reason: "the host closed") }
+        for t in Array(running.values) + Array(waitingForConsumer.values) { cancel(t, reason: "the host closed") }
         for entry in timers.removeAll() { entry.payload(false) }
     }
 

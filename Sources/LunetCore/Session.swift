@@ -59,7 +59,7 @@ public final class Session {
     deinit {
         // Requests still waiting for a slot will never start: end them as cancelled.
         for t in line[lineStart...] where t.state == .created {
-            t.finish(.failure(LunetError(.cancelled, "the session was closed before the request could start", url: t.request.url)))
+            t.finish(.failure(LunetError(.cancelled, "the session was closed before the request could start", url: t.request.url)), force: true)
         }
     }
 

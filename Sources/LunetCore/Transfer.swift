@@ -41,9 +41,24 @@ public final class Transfer {
     public var streamChunks = false
     /// Whether curl reports progress (see `progress`).
     public var wantsProgress = false
-    /// Runs on the loop, once per turn at most, when progress or chunks are waiting.
-    public var onEvents: ((Transfer) -> Void)?
-    public private(set) var pendingChunks: [ByteBuffer] = []
+    /// Runs on the loop when progress or chunks are waiting, with the chunks that arrived since
+    /// the last call. It hands them to a consumer; nothing more is handed over until the
+    /// consumer says it is done (`consumerFinished`), so a consumer that waits never sees a
+    /// second batch before the first is through, and chunks arrive once, in order.
+    public var onEvents: ((Transfer, [ByteBuffer]) -> Void)?
+    private var pendingChunks: [ByteBuffer] = []
+    /// Bytes held for the consumer: chunks waiting and the batch it is working on. Past
+    /// `chunkBufferLimit` the body is paused (libcurl's CURL_WRITEFUNC_PAUSE) until it is done.
+    private var bufferedChunkBytes = 0
+    private var pendingChunkBytes = 0
+    public var chunkBufferLimit = 1 << 20
+    /// A batch was handed over and its consumer has not finished.
+    public private(set) var consumerBusy = false
+    /// The body is paused because the consumer is behind.
+    private(set) var pausedForConsumer = false
+    /// The outcome of a transfer that ended while its consumer still had events to go
+    /// through: it is delivered once they are (see `finish`).
+    private var deferredResult: Result<HTTPResponse, LunetError>?
     /// (downloaded, download total, uploaded, upload total) as curl last reported them.
     public private(set) var progress: (download: Int64, downloadTotal: Int64, upload: Int64, uploadTotal: Int64) = (0, 0, 0, 0)
     var eventful = false
@@ -66,11 +81,27 @@ public final class Transfer {
 
     func markRunning() { state = .running }
 
-    /// Runs the completion once, whatever path got here.
-    func finish(_ result: Result<HTTPResponse, LunetError>) {
+    /// Runs the completion once, whatever path got here. A transfer whose events consumer has
+    /// events still to go through completes after they are through (the request resolves after
+    /// its last chunk's callback returned); `force` (a cancel) completes at once and drops them.
+    func finish(_ result: Result<HTTPResponse, LunetError>, force: Bool = false) {
         guard state != .finished else { return }
-        deliverEvents()
         fileTarget?.close()
+        if !force && onEvents != nil {
+            deliverEvents()
+            if consumerBusy {
+                if deferredResult == nil { loop?.noteWaitingForConsumer(self) }
+                deferredResult = result
+                return
+            }
+        }
+        complete(result)
+    }
+
+    private func complete(_ result: Result<HTTPResponse, LunetError>) {
+        if deferredResult != nil { loop?.noteConsumerDone(self) }
+        deferredResult = nil
+        pendingChunks.removeAll()
         state = .finished
         let done = completion
         completion = nil
@@ -272,21 +303,58 @@ public final class Transfer {
     func markEventful() {
         guard !eventful, onEvents != nil else { return }
         eventful = true
-        loop?.noteEventful(self)
+        if !consumerBusy { loop?.noteEventful(self) }
     }
 
-    /// Hands waiting progress and chunks to `onEvents` (on the loop, outside curl's callbacks).
+    /// Hands waiting progress and chunks to `onEvents` (on the loop, outside curl's callbacks),
+    /// unless the consumer is still busy with the batch before.
     func deliverEvents() {
-        guard eventful else { return }
+        guard eventful, !consumerBusy, let onEvents else { return }
         eventful = false
-        onEvents?(self)
-        pendingChunks.removeAll()
+        consumerBusy = true
+        let chunks = pendingChunks
+        pendingChunks = []
+        pendingChunkBytes = 0
+        onEvents(self, chunks)
+    }
+
+    /// The consumer is through with the batch it was handed: let the body flow again, hand over
+    /// what arrived meanwhile, or, once the transfer has ended and nothing is left, complete.
+    /// Runs on the loop thread, outside curl's callbacks.
+    public func consumerFinished() {
+        guard consumerBusy else { return }
+        consumerBusy = false
+        bufferedChunkBytes = pendingChunkBytes
+        if pausedForConsumer, let h = easy {
+            pausedForConsumer = false
+            // May call the write callback at once with the data curl held back.
+            _ = curl_easy_pause(h, 0 /* CURLPAUSE_CONT */)
+        }
+        if deferredResult != nil {
+            // On a later turn: the consumer's own code is still on the stack.
+            loop?.addTimer(after: 0) { [self] in
+                guard let result = deferredResult, !consumerBusy else { return }
+                if eventful {
+                    deliverEvents()
+                    if consumerBusy { return }
+                }
+                complete(result)
+            }
+        } else if eventful {
+            loop?.noteEventful(self)
+        }
     }
 
     // MARK: what curl calls while the transfer runs (on the loop thread, inside curl_multi_perform)
 
     func receiveBody(_ data: UnsafeRawPointer, _ n: Int) -> Int {
         let success = (200..<300).contains(currentStatus)
+        if streamChunks && success && bufferedChunkBytes >= chunkBufferLimit {
+            // The consumer is behind: curl keeps this data and hands it over again after
+            // curl_easy_pause(CONT) (consumerFinished). Nothing of it is written or queued now.
+            pausedForConsumer = true
+            return Int(CURL_WRITEFUNC_PAUSE)
+        }
         if let target = fileTarget, success {
             if !target.hasBegun, let problem = target.begin(status: currentStatus, headers: headers) {
                 abortReason = problem
@@ -296,15 +364,11 @@ public final class Transfer {
                 abortReason = problem
                 return 0
             }
-            if streamChunks {
-                pendingChunks.append(ByteBuffer(copying: data, count: n))
-                markEventful()
-            }
+            if streamChunks { queueChunk(data, n) }
             return n
         }
         if streamChunks && success {
-            pendingChunks.append(ByteBuffer(copying: data, count: n))
-            markEventful()
+            queueChunk(data, n)
             return n
         }
         if let maxBody, body.count + n > maxBody {
@@ -313,6 +377,13 @@ public final class Transfer {
         }
         body.append(data, n)
         return n
+    }
+
+    private func queueChunk(_ data: UnsafeRawPointer, _ n: Int) {
+        pendingChunks.append(ByteBuffer(copying: data, count: n))
+        pendingChunkBytes += n
+        bufferedChunkBytes += n
+        markEventful()
     }
 
     /// One header line from curl (curl hands them over whole). A status line starts a new

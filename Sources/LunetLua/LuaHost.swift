@@ -19,6 +19,11 @@ public final class LuaHost {
     /// number rather than a userdata: no box and no finalizer per request).
     var transfersByID: [Int: Transfer] = [:]
     var lastTransferID = 0
+    /// The number core.send hands Lua for its next transfer (core.cancel, core.events_done).
+    func newTransferID() -> Int {
+        lastTransferID += 1
+        return lastTransferID
+    }
     private var drainRef: Int32 = LUA_NOREF
     private var hostRef: Int32 = LUA_NOREF
     public private(set) var isClosed = false

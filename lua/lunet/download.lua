@@ -89,9 +89,12 @@ end
 -- kept, the request is cancelled, and the download fails with that error.
 local function guarded(state, fn)
   return function(...)
-    if state.error ~= nil then return end
+    if state.failed then return end
     local ok, err = pcall(fn, ...)
     if not ok then
+      state.failed = true
+      -- A callback's error goes on as it was raised; nil cannot, so it becomes a message.
+      if err == nil then err = "a download callback raised an error without a value (error(nil))" end
       state.error = err
       if state.task then state.task:cancel("a callback failed") end
     end
@@ -102,7 +105,7 @@ end
 local function request_with_callbacks(session, o, state)
   state.task = session:request_async(o)
   local ok, result = pcall(state.task.await, state.task)
-  if state.error ~= nil then error(state.error, 0) end
+  if state.failed then error(state.error, 0) end
   if not ok then error(result, 0) end
   return result
 end
@@ -168,7 +171,7 @@ local function segmented(session, url, part, meta_path, opts, report)
     end
   end
   local ok, results = pcall(function() return task.all(list):await() end)
-  if state.error ~= nil then
+  if state.failed then
     for _, t in ipairs(list) do t:cancel() end
     error(state.error, 0)
   end
@@ -199,16 +202,16 @@ function M.download_async(session, url, path, opts)
     if not path then
       -- streamed to a function only: nothing on disk
       local o = request_options(opts, { method = "GET", url = url, _stream = true, _progress = report ~= nil })
-      local state = {}
+      local state, delivered = {}, 0
       o._on_events = guarded(state, function(dl, dltotal, _, _, chunks)
-        if chunks then for _, c in ipairs(chunks) do opts.on_chunk(c) end end
+        if chunks then for _, c in ipairs(chunks) do delivered = delivered + #c; opts.on_chunk(c) end end
         if report then report(dl, dltotal > 0 and dltotal or nil) end
       end)
       local r = request_with_callbacks(session, o, state)
       if r.status < 200 or r.status > 299 then
         errors.raise("status", string.format("the server answered %d %s", r.status, r.reason), { url = r.url, response = r })
       end
-      if report then report(r.download and 0 or 0, nil, true) end
+      if report then report(delivered, delivered, true) end
       return { status = r.status, url = r.url }
     end
 

@@ -173,7 +173,7 @@ local function build(session, opts)
     max_redirects = opts.max_redirects, max_body = http.parse_size(opts.max_body, "max_body"),
     insecure = opts.insecure, ca_file = opts.ca_file, proxy = opts.proxy,
     http_version = opts.http_version, decompress = opts.decompress,
-    download = opts._download, progress = opts._progress, stream = opts._stream, on_events = opts._on_events,
+    download = opts._download, progress = opts._progress, stream = opts._stream, events_handler = opts._on_events,
     upload_file = opts._upload_file, cache_policy = opts.cache,
   }
 end
@@ -241,6 +241,23 @@ local function attempt_plain(session, method, target)
   return t
 end
 
+-- A transfer's events (progress, chunks) reach `handler` in a host coroutine of their own, so
+-- that it may wait (task.sleep, a request) without running the loop inside the loop. The
+-- transfer hands over nothing more until core.events_done says the handler has returned (and
+-- pauses the body once its buffer is full), so chunks arrive once and in order. A handler that
+-- raises fails request task `t` with its error and stops the transfer.
+local function events_consumer(handler, t)
+  return function(dl, dltotal, ul, ultotal, chunks, id)
+    task._start(handler, dl, dltotal, ul, ultotal, chunks):continue(function(run)
+      if run.state == "failed" and t.state == "pending" then
+        task._reject(t, run.error, run.traceback)
+        core.cancel(id, "an events callback failed")
+      end
+      core.events_done(id)
+    end)
+  end
+end
+
 -- One attempt: a task of the response (validated and decoded) or of the error.
 local function attempt_async(session, opts, req)
   if opts == PLAIN and not session._validates and #recorders == 0 then
@@ -248,6 +265,8 @@ local function attempt_async(session, opts, req)
   end
   local t = task.new()
   t.url = req.url
+  -- Each attempt (retries send `req` again) gets a consumer for its own task.
+  if req.events_handler then req.on_events = events_consumer(req.events_handler, t) end
   local started = #recorders > 0 and require("lunet.har").now() or nil
   local transfer = core.send(session._core, req, function(raw, err)
     if t.state ~= "pending" then return end

@@ -80,9 +80,12 @@ enum TransferBinding {
         if anyOption { request.options = options }
 
         let host = LuaHost.from(L)
+        let id = host.newTransferID()
         s.pushValue(3)
         let callback = host.reference(from: L)
-        // on_events(downloaded, download_total, uploaded, upload_total, chunks): once a turn at most
+        // on_events(downloaded, download_total, uploaded, upload_total, chunks, transfer id): when
+        // progress or chunks wait, and never again before core.events_done(transfer id) says
+        // the call before is through (Transfer.consumerFinished).
         var events: Int32 = LUA_NOREF
         if hasEvents {
             s.rawField(2, "on_events")
@@ -94,25 +97,26 @@ enum TransferBinding {
             t.wantsProgress = wantsProgress
             t.streamChunks = stream
             guard eventsRef != LUA_NOREF else { return }
-            t.onEvents = { [unowned host] t in
+            t.onEvents = { [unowned host] t, chunks in
                 host.call(eventsRef) { s in
                     s.push(Int(t.progress.download))
                     s.push(Int(t.progress.downloadTotal))
                     s.push(Int(t.progress.upload))
                     s.push(Int(t.progress.uploadTotal))
-                    if t.pendingChunks.isEmpty {
+                    if chunks.isEmpty {
                         s.pushNil()
                     } else {
-                        s.newTable(array: Int32(t.pendingChunks.count))
-                        for (i, chunk) in t.pendingChunks.enumerated() { s.push(chunk); s.setRawIndex(-2, i + 1) }
+                        s.newTable(array: Int32(chunks.count))
+                        for (i, chunk) in chunks.enumerated() { s.push(chunk); s.setRawIndex(-2, i + 1) }
                     }
-                    return 5
+                    s.push(id)
+                    return 6
                 }
             }
         }
         // Only a transfer with something to set up skips the cache (downloads, progress, chunks).
         let needsSetup = target != nil || wantsProgress || stream || eventsRef != LUA_NOREF
-        return begin(L, session, request, callback: callback, events: eventsRef, configure: needsSetup ? configure : nil)
+        return begin(L, id, session, request, callback: callback, events: eventsRef, configure: needsSetup ? configure : nil)
     }
 
     /// core.send_plain(session, method, url, session_headers, callback) -> transfer id: core.send
@@ -125,7 +129,7 @@ enum TransferBinding {
         guard let (session, request) = plainRequest(L, "send_plain") else { return LUNET_RAISE }
         let host = LuaHost.from(L)
         s.pushValue(5)
-        return begin(L, session, request, callback: host.reference(from: L), events: LUA_NOREF, configure: nil)
+        return begin(L, host.newTransferID(), session, request, callback: host.reference(from: L), events: LUA_NOREF, configure: nil)
     }
 
     /// The arguments core.send_plain and core.cached_response share, (session, method, url,
@@ -147,11 +151,9 @@ enum TransferBinding {
 
     /// Sends `request`; `callback` (a registry reference, released after it runs) gets the
     /// response or the error. Pushes the transfer's number and returns 1.
-    private static func begin(_ L: OpaquePointer, _ session: Session, _ request: HTTPRequest, callback: Int32, events eventsRef: Int32,
+    private static func begin(_ L: OpaquePointer, _ id: Int, _ session: Session, _ request: HTTPRequest, callback: Int32, events eventsRef: Int32,
                               configure: ((Transfer) -> Void)?) -> Int32 {
         let host = LuaHost.from(L)
-        host.lastTransferID += 1
-        let id = host.lastTransferID
         let transfer = session.send(request, configure: configure) { [unowned host] result in
             host.transfersByID[id] = nil
             defer { host.release(callback); host.release(eventsRef) }
@@ -197,6 +199,19 @@ enum TransferBinding {
         guard let transfer = host.transfersByID[id] else { return 0 }
         let reason = LuaStack(L).string(2) ?? "the request was cancelled"
         host.entered(from: L) { host.loop.cancel(transfer, reason: reason) }
+        return 0
+    }
+
+    /// core.events_done(transfer id): the events callback's consumer is through with the batch
+    /// it was handed (see core.send's on_events). A finished or unknown transfer: nothing.
+    static let eventsDone: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let id = LuaStack(L).integer(1), lua_type(L, 1) == LUA_TNUMBER else {
+            return LuaErrorObject.badArgument(L, 1, "events_done", "transfer id expected")
+        }
+        let host = LuaHost.from(L)
+        guard let transfer = host.transfersByID[id] else { return 0 }
+        host.entered(from: L) { transfer.consumerFinished() }
         return 0
     }
 
