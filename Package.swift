@@ -31,8 +31,8 @@ let package = Package(
         .target(
             name: "CLunet",
             dependencies: ["CLua", "CCurl"],
-            path: "Sources/CLunet",
-            linkerSettings: [.linkedLibrary("curl")]
+            path: "Sources/CLunet"
+            // libcurl is not linked: curl_loader.c opens it on first network use.
         ),
         // The core: loop, transfers, sessions. Knows nothing of Lua.
         // Optimised in debug builds too: hashing 200 MB or decoding big JSON takes 30x longer

@@ -12,7 +12,7 @@ public final class CookieJar {
         self.loop = loop
         self.file = file
         CurlGlobal.initialize()
-        share = curl_share_init()
+        share = lunet_curl_share_init()
         _ = lunet_share_setopt_long(share, CURLSHOPT_SHARE, Int(CURL_LOCK_DATA_COOKIE.rawValue))
         if let file { withHandle { h in
             _ = lunet_easy_setopt_str(h, CURLOPT_COOKIEFILE, file)
@@ -22,7 +22,7 @@ public final class CookieJar {
 
     deinit {
         save()
-        curl_share_cleanup(share)
+        lunet_curl_share_cleanup(share)
     }
 
     /// Attaches the jar to a transfer's handle and turns curl's cookie engine on.
@@ -51,7 +51,7 @@ public final class CookieJar {
                 if let data = n.pointee.data { result.append(String(cString: data)) }
                 node = n.pointee.next
             }
-            if let list { curl_slist_free_all(list.assumingMemoryBound(to: curl_slist.self)) }
+            if let list { lunet_curl_slist_free_all(list.assumingMemoryBound(to: curl_slist.self)) }
         }
         return result
     }
@@ -66,11 +66,11 @@ public final class CookieJar {
     }
 
     private func withHandle(_ body: (UnsafeMutableRawPointer) -> Void) {
-        let h = curl_easy_init()!
+        let h = lunet_curl_easy_init()!
         attach(h)
         body(h)
         // Detach before cleanup so curl does not write the jar a second time.
         _ = lunet_easy_setopt_ptr(h, CURLOPT_COOKIEJAR, nil)
-        curl_easy_cleanup(h)
+        lunet_curl_easy_cleanup(h)
     }
 }

@@ -4,12 +4,19 @@ import Glibc
 /// The one loop. It owns the curl multi handle, the timers and every transfer in flight, and it
 /// belongs to the thread that made it: nothing else may touch it (checked in debug builds).
 ///
+/// libcurl is opened on first network use (CLunet's curl_loader.c): until a transfer starts the
+/// loop has no multi handle and waits with poll(2) on its own descriptors (timers, stdin, a
+/// wakeup eventfd), so a program that never sends a request never loads libcurl.
+///
 /// One turn: run the host's due work (continuations, coroutine resumes) -> wait in
 /// curl_multi_poll (for sockets, timers, extra descriptors such as stdin, or a wakeup) ->
 /// let curl perform -> finish the transfers that completed -> fire due timers -> run what other
 /// threads handed in.
 public final class EventLoop {
-    public let multi: UnsafeMutableRawPointer
+    /// Made with the first transfer (see `connectionPool`).
+    private var multi: UnsafeMutableRawPointer?
+    /// Written by `submit` from other threads; the loop waits on it beside its sockets.
+    private let wakeFD: Int32
     private let owner = pthread_self()
     private var running: [UInt: Transfer] = [:]          // keyed by the easy handle's address
     /// A timer's payload runs with `true` when it fires, `false` when the loop drops it unfired.
@@ -47,22 +54,34 @@ public final class EventLoop {
     public var hasDueWork = false
 
     public init() {
-        CurlGlobal.initialize()
-        multi = curl_multi_init()
-        // Keep enough idle connections for a busy script to reuse them all.
-        _ = lunet_multi_setopt_long(multi, CURLMOPT_MAXCONNECTS, 256)
+        wakeFD = lunet_wakeup_fd()
     }
 
     deinit {
-        for (_, t) in running {
-            if let h = t.easy {
-                curl_multi_remove_handle(multi, h)
-                curl_easy_cleanup(h)
+        if let multi {
+            for (_, t) in running {
+                if let h = t.easy {
+                    lunet_curl_multi_remove_handle(multi, h)
+                    lunet_curl_easy_cleanup(h)
+                }
             }
+            for h in idleHandles { lunet_curl_easy_cleanup(h) }
+            for c in configuredHandles { lunet_curl_easy_cleanup(c.handle) }
+            lunet_curl_multi_cleanup(multi)
         }
-        for h in idleHandles { curl_easy_cleanup(h) }
-        for c in configuredHandles { curl_easy_cleanup(c.handle) }
-        curl_multi_cleanup(multi)
+        if wakeFD >= 0 { close(wakeFD) }
+    }
+
+    /// The multi handle, made (and libcurl opened) on first use; the error naming what is
+    /// missing when libcurl cannot be loaded.
+    private func connectionPool() -> Result<UnsafeMutableRawPointer, LunetError> {
+        if let multi { return .success(multi) }
+        if let problem = CurlGlobal.load() { return .failure(problem) }
+        let m = lunet_curl_multi_init()!
+        // Keep enough idle connections for a busy script to reuse them all.
+        _ = lunet_multi_setopt_long(m, CURLMOPT_MAXCONNECTS, 256)
+        multi = m
+        return .success(m)
     }
 
     @inline(__always)
@@ -103,6 +122,11 @@ public final class EventLoop {
         assertOwner()
         guard t.state == .created else { return t }
         t.loop = self
+        let multi: UnsafeMutableRawPointer
+        switch connectionPool() {
+        case .success(let m): multi = m
+        case .failure(let problem): return fail(t, LunetError(problem.kind, problem.message, url: t.request.url))
+        }
         // A transfer with cookies leaves its handle to be reset (see release), so it has no
         // profile to hand on.
         let profile = cookies == nil ? t.profile : nil
@@ -113,10 +137,10 @@ public final class EventLoop {
             reusing = true
             configuredHandleReuses += 1
         } else {
-            h = idleHandles.popLast() ?? curl_easy_init()!
+            h = idleHandles.popLast() ?? lunet_curl_easy_init()!
         }
         if let problem = t.configure(h, reusing: reusing) {
-            curl_easy_reset(h)
+            lunet_curl_easy_reset(h)
             idleHandles.append(h)
             t.easy = nil
             return fail(t, problem)
@@ -125,7 +149,7 @@ public final class EventLoop {
         cookies?.attach(h)
         running[UInt(bitPattern: Int(bitPattern: h))] = t
         t.markRunning()
-        curl_multi_add_handle(multi, h)
+        lunet_curl_multi_add_handle(multi, h)
         addedSinceLastPerform = true
         return t
     }
@@ -171,7 +195,7 @@ public final class EventLoop {
     /// handle stays configured for the next transfer of that profile; otherwise it is reset.
     private func release(_ h: UnsafeMutableRawPointer, keeping profile: Transfer.Profile?) {
         running.removeValue(forKey: UInt(bitPattern: Int(bitPattern: h)))
-        curl_multi_remove_handle(multi, h)
+        if let multi { lunet_curl_multi_remove_handle(multi, h) }
         if let profile, configuredHandles.count < 64 {
             // The finished transfer's error buffer and header list are freed with it; the next
             // transfer sets its own, and until then nothing reads them.
@@ -188,13 +212,14 @@ public final class EventLoop {
         // curl_easy_reset keeps a handle's share (and so a session's cookies): detach it, or
         // the next request on this handle, from any session, would carry those cookies.
         _ = lunet_easy_setopt_ptr(h, CURLOPT_SHARE, nil)
-        curl_easy_reset(h)
-        if idleHandles.count < 64 { idleHandles.append(h) } else { curl_easy_cleanup(h) }
+        lunet_curl_easy_reset(h)
+        if idleHandles.count < 64 { idleHandles.append(h) } else { lunet_curl_easy_cleanup(h) }
     }
 
     private func finishCompleted() {
+        guard let multi else { return }
         var left: Int32 = 0
-        while let msg = curl_multi_info_read(multi, &left) {
+        while let msg = lunet_curl_multi_info_read(multi, &left) {
             guard lunet_msg_is_done(msg) != 0, let h = lunet_msg_handle(msg) else { continue }
             let code = lunet_msg_result(msg)
             guard let t = running[UInt(bitPattern: Int(bitPattern: h))] else { continue }
@@ -239,7 +264,8 @@ public final class EventLoop {
     /// Hands `work` to the loop from any thread; it runs on the loop's thread on its next turn.
     public nonisolated func submit(_ work: @escaping @Sendable () -> Void) {
         inbox.push(work)
-        curl_multi_wakeup(multi)
+        var one: UInt64 = 1
+        _ = write(wakeFD, &one, 8)
     }
 
     // MARK: running
@@ -265,10 +291,10 @@ public final class EventLoop {
         runDueWork()
         // A transfer added since the last turn is started before waiting: curl only learns of
         // its socket in perform, so waiting first would cost a turn (and a poll) per request.
-        if addedSinceLastPerform {
+        if addedSinceLastPerform, let multi {
             addedSinceLastPerform = false
             var running: Int32 = 0
-            curl_multi_perform(multi, &running)
+            lunet_curl_multi_perform(multi, &running)
             deliverEvents()
             finishCompleted()
         }
@@ -282,22 +308,31 @@ public final class EventLoop {
         }
         poll(timeout: timeout)
         var still: Int32 = 0
-        curl_multi_perform(multi, &still)
+        if let multi { lunet_curl_multi_perform(multi, &still) }
         deliverEvents()
         finishCompleted()
         fireDueTimers()
         for work in inbox.takeAll() { work() }
     }
 
+    /// Waits for sockets (curl's), the watched descriptors and the wakeup descriptor, at most
+    /// `timeout` ms: in curl_multi_poll once there is a multi handle, else in poll(2).
     private func poll(timeout: Int32) {
-        var ready: Int32 = 0
-        if watchers.isEmpty {
-            curl_multi_poll(multi, nil, 0, timeout, &ready)
-            return
+        var fds = [curl_waitfd(fd: wakeFD, events: Int16(CURL_WAIT_POLLIN), revents: 0)]
+        for fd in watchers.keys { fds.append(curl_waitfd(fd: fd, events: Int16(CURL_WAIT_POLLIN), revents: 0)) }
+        if let multi {
+            var ready: Int32 = 0
+            lunet_curl_multi_poll(multi, &fds, UInt32(fds.count), timeout, &ready)
+        } else {
+            var pfds = fds.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            while Glibc.poll(&pfds, nfds_t(pfds.count), timeout) < 0 && errno == EINTR {}
+            for i in pfds.indices { fds[i].revents = pfds[i].revents != 0 ? Int16(CURL_WAIT_POLLIN) : 0 }
         }
-        var fds = watchers.keys.map { curl_waitfd(fd: $0, events: Int16(CURL_WAIT_POLLIN), revents: 0) }
-        curl_multi_poll(multi, &fds, UInt32(fds.count), timeout, &ready)
-        for fd in fds where fd.revents != 0 {
+        if fds[0].revents != 0 {
+            var count: UInt64 = 0
+            _ = read(wakeFD, &count, 8)   // reset: the inbox is drained after the poll
+        }
+        for fd in fds.dropFirst() where fd.revents != 0 {
             watchers[fd.fd]?()
         }
     }
@@ -344,9 +379,20 @@ private final class Inbox: @unchecked Sendable {
     }
 }
 
-/// curl_global_init, once per process, before any thread of curl's starts.
+/// libcurl, opened (and curl_global_init run) once per process on first use.
 public enum CurlGlobal {
-    private static let once: Void = { curl_global_init(Int(CURL_GLOBAL_DEFAULT)) }()
-    public static func initialize() { _ = once }
-    public static var version: String { String(cString: curl_version()) }
+    /// Opens libcurl; nil when it is loaded, else the error naming what is missing.
+    public static func load() -> LunetError? {
+        if lunet_curl_load() == 0 { return nil }
+        return LunetError(.io, "lunet needs libcurl to send requests: \(String(cString: lunet_curl_load_error()))")
+    }
+    /// Opens libcurl, or ends the process naming what is missing (for callers that cannot
+    /// report an error).
+    public static func initialize() { lunet_curl_require() }
+    public static var isLoaded: Bool { lunet_curl_is_loaded() != 0 }
+    /// curl's version line (opens libcurl), or why it cannot be opened.
+    public static var version: String {
+        if let problem = load() { return "(\(problem.message))" }
+        return String(cString: lunet_curl_version())
+    }
 }

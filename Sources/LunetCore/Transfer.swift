@@ -73,9 +73,9 @@ public final class Transfer {
     }
 
     deinit {
-        if let headerList { curl_slist_free_all(headerList) }
+        if let headerList { lunet_curl_slist_free_all(headerList) }
         if uploadFD >= 0 { close(uploadFD) }
-        if let mime { curl_mime_free(mime) }
+        if let mime { lunet_curl_mime_free(mime) }
         errorBuffer.deallocate()
     }
 
@@ -209,7 +209,7 @@ public final class Transfer {
     }
 
     private func refused(_ code: CURLcode) -> LunetError {
-        LunetError(.argument, "a request option was refused: \(String(cString: curl_easy_strerror(code)))", url: request.url)
+        LunetError(.argument, "a request option was refused: \(String(cString: lunet_curl_easy_strerror(code)))", url: request.url)
     }
 
     /// The request's header lines, as a list curl reads while the transfer runs (always set,
@@ -219,17 +219,17 @@ public final class Transfer {
         for (name, value) in request.headers {
             // "Name;" is curl's way to send a header with an empty value.
             let line = value.isEmpty ? "\(name);" : "\(name): \(value)"
-            list = line.withCString { curl_slist_append(list, $0) }
+            list = line.withCString { lunet_curl_slist_append(list, $0) }
         }
         // curl would label a body it was not told the type of as a form; say what RFC 9110
         // lets a recipient assume instead.
         if case .bytes = request.body, !request.headers.contains("Content-Type") && !request.removedHeaders.contains(where: { $0.caseInsensitiveEquals("Content-Type") }) {
-            list = curl_slist_append(list, "Content-Type: application/octet-stream")
+            list = lunet_curl_slist_append(list, "Content-Type: application/octet-stream")
         }
         // "Name:" tells curl not to send a header it would add itself (Accept, User-Agent).
-        for name in request.removedHeaders { list = curl_slist_append(list, "\(name):") }
+        for name in request.removedHeaders { list = lunet_curl_slist_append(list, "\(name):") }
         // Never wait a second for a 100 Continue that many servers do not send.
-        if request.bodyCount > 0 && !request.headers.contains("Expect") { list = curl_slist_append(list, "Expect:") }
+        if request.bodyCount > 0 && !request.headers.contains("Expect") { list = lunet_curl_slist_append(list, "Expect:") }
         headerList = list
         check(lunet_easy_setopt_slist(h, CURLOPT_HTTPHEADER, list))
     }
@@ -237,26 +237,26 @@ public final class Transfer {
     /// A curl MIME body: data parts are handed to curl by pointer (the request keeps them
     /// alive), file parts are read by curl in chunks while it sends.
     private func configureMultipart(_ h: UnsafeMutableRawPointer, _ parts: [MultipartPart]) -> LunetError? {
-        let m = curl_mime_init(h)
+        let m = lunet_curl_mime_init(h)
         mime = m
         for part in parts {
-            let p = curl_mime_addpart(m)
-            curl_mime_name(p, part.name)
+            let p = lunet_curl_mime_addpart(m)
+            lunet_curl_mime_name(p, part.name)
             switch part.content {
             case .bytes(let b):
                 // curl copies the data.
-                curl_mime_data(p, UnsafeRawPointer(b.base.map { UnsafeMutableRawPointer($0) } ?? emptyBody).assumingMemoryBound(to: CChar.self), b.count)
+                lunet_curl_mime_data(p, UnsafeRawPointer(b.base.map { UnsafeMutableRawPointer($0) } ?? emptyBody).assumingMemoryBound(to: CChar.self), b.count)
             case .file(let path):
                 var info = stat()
                 guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(path, R_OK) == 0 else {
                     return LunetError(.argument, "multipart part '\(part.name)': cannot read the file '\(path)'", url: request.url)
                 }
-                if curl_mime_filedata(p, path) != CURLE_OK {
+                if lunet_curl_mime_filedata(p, path) != CURLE_OK {
                     return LunetError(.argument, "multipart part '\(part.name)': cannot read the file '\(path)'", url: request.url)
                 }
             }
-            if let filename = part.filename { curl_mime_filename(p, filename) }
-            if let type = part.contentType { curl_mime_type(p, type) }
+            if let filename = part.filename { lunet_curl_mime_filename(p, filename) }
+            if let type = part.contentType { lunet_curl_mime_type(p, type) }
         }
         _ = lunet_easy_setopt_ptr(h, CURLOPT_MIMEPOST, UnsafeMutableRawPointer(m))
         return nil
@@ -328,7 +328,7 @@ public final class Transfer {
         if pausedForConsumer, let h = easy {
             pausedForConsumer = false
             // May call the write callback at once with the data curl held back.
-            _ = curl_easy_pause(h, 0 /* CURLPAUSE_CONT */)
+            _ = lunet_curl_easy_pause(h, 0 /* CURLPAUSE_CONT */)
         }
         if deferredResult != nil {
             // On a later turn: the consumer's own code is still on the stack.
@@ -351,7 +351,7 @@ public final class Transfer {
         let success = (200..<300).contains(currentStatus)
         if streamChunks && success && bufferedChunkBytes >= chunkBufferLimit {
             // The consumer is behind: curl keeps this data and hands it over again after
-            // curl_easy_pause(CONT) (consumerFinished). Nothing of it is written or queued now.
+            // lunet_curl_easy_pause(CONT) (consumerFinished). Nothing of it is written or queued now.
             pausedForConsumer = true
             return Int(CURL_WRITEFUNC_PAUSE)
         }
@@ -479,7 +479,7 @@ public final class Transfer {
         if code == CURLE_OUT_OF_MEMORY && errorBuffer[0] == 0 {
             return LunetError(.protocol, "a response header line is larger than libcurl accepts (100 KB)", url: request.url)
         }
-        let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: curl_easy_strerror(code))
+        let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: lunet_curl_easy_strerror(code))
         return LunetError(CurlErrorMapping.kind(of: code), detail, url: request.url)
     }
 }

@@ -24,7 +24,7 @@ public func main(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointe
 nonisolated(unsafe) private let request = HTTPRequest(url: "http://fuzz.invalid/a/b?c")
 nonisolated(unsafe) private let easy: UnsafeMutableRawPointer = {
     CurlGlobal.initialize()
-    return curl_easy_init()!
+    return lunet_curl_easy_init()!
 }()
 /// A fixed "now" (2025-01-01), so RFC 850 two-digit years read the same on every run.
 private let now = 1_735_689_600.0

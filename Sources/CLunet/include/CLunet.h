@@ -59,6 +59,8 @@ int lunet_start_writeback(int fd, long long offset, long long length);
 
 /// A non-blocking NETLINK_ROUTE socket subscribed to link and route changes, or -1.
 int lunet_route_socket(void);
+/// A non-blocking eventfd (close-on-exec) that wakes the loop from other threads, or -1.
+int lunet_wakeup_fd(void);
 
 /// "Lua 5.4.4"
 const char *lunet_lua_release(void);
@@ -104,22 +106,97 @@ static inline void lunet_unref(lua_State *L, int ref) { luaL_unref(L, LUA_REGIST
 static inline int lunet_getref(lua_State *L, int ref) { return lua_rawgeti(L, LUA_REGISTRYINDEX, ref); }
 
 // ---------------------------------------------------------------------------------------------
-// libcurl, typed (curl_easy_setopt and friends are variadic)
+// libcurl: opened with dlopen on first network use (curl_loader.c), never linked, and reached
+// through this table. Call lunet_curl_load (or lunet_curl_require) before any other function
+// here; the core does so before it makes its first handle.
 // ---------------------------------------------------------------------------------------------
-static inline CURLcode lunet_easy_setopt_long(CURL *h, CURLoption o, long v) { return curl_easy_setopt(h, o, v); }
-static inline CURLcode lunet_easy_setopt_off(CURL *h, CURLoption o, curl_off_t v) { return curl_easy_setopt(h, o, v); }
-static inline CURLcode lunet_easy_setopt_ptr(CURL *h, CURLoption o, void *v) { return curl_easy_setopt(h, o, v); }
-static inline CURLcode lunet_easy_setopt_str(CURL *h, CURLoption o, const char *v) { return curl_easy_setopt(h, o, v); }
-static inline CURLcode lunet_easy_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return curl_easy_setopt(h, o, v); }
-static inline CURLcode lunet_easy_setopt_write(CURL *h, CURLoption o, curl_write_callback f) { return curl_easy_setopt(h, o, f); }
-static inline CURLcode lunet_easy_setopt_read(CURL *h, CURLoption o, curl_read_callback f) { return curl_easy_setopt(h, o, f); }
-static inline CURLcode lunet_easy_setopt_xferinfo(CURL *h, CURLoption o, curl_xferinfo_callback f) { return curl_easy_setopt(h, o, f); }
-static inline CURLcode lunet_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return curl_easy_getinfo(h, i, v); }
-static inline CURLcode lunet_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return curl_easy_getinfo(h, i, v); }
-static inline CURLcode lunet_easy_getinfo_str(CURL *h, CURLINFO i, char **v) { return curl_easy_getinfo(h, i, v); }
-static inline CURLcode lunet_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return curl_easy_getinfo(h, i, v); }
-static inline CURLMcode lunet_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return curl_multi_setopt(m, o, v); }
-static inline CURLSHcode lunet_share_setopt_long(CURLSH *s, CURLSHoption o, long v) { return curl_share_setopt(s, o, v); }
+typedef struct {
+    CURLcode (*global_init)(long);
+    char *(*version)(void);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *);
+    void (*easy_reset)(CURL *);
+    CURLcode (*easy_pause)(CURL *, int);
+    const char *(*easy_strerror)(CURLcode);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    CURLM *(*multi_init)(void);
+    CURLMcode (*multi_cleanup)(CURLM *);
+    CURLMcode (*multi_add_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_perform)(CURLM *, int *);
+    CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
+    CURLMsg *(*multi_info_read)(CURLM *, int *);
+    CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
+    CURLSH *(*share_init)(void);
+    CURLSHcode (*share_cleanup)(CURLSH *);
+    CURLSHcode (*share_setopt)(CURLSH *, CURLSHoption, ...);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
+    curl_mime *(*mime_init)(CURL *);
+    void (*mime_free)(curl_mime *);
+    curl_mimepart *(*mime_addpart)(curl_mime *);
+    CURLcode (*mime_name)(curl_mimepart *, const char *);
+    CURLcode (*mime_data)(curl_mimepart *, const char *, size_t);
+    CURLcode (*mime_filedata)(curl_mimepart *, const char *);
+    CURLcode (*mime_filename)(curl_mimepart *, const char *);
+    CURLcode (*mime_type)(curl_mimepart *, const char *);
+    void (*free)(void *);
+} lunet_curl_api;
+extern lunet_curl_api lunet_curl;
+
+/// Opens libcurl (LUNET_LIBCURL, else libcurl.so.4) and runs curl_global_init, once per
+/// process (thread-safe). 0 on success; -1 with the reason in lunet_curl_load_error().
+int lunet_curl_load(void);
+int lunet_curl_is_loaded(void);
+const char *lunet_curl_load_error(void);
+/// lunet_curl_load, or exit with the reason on standard error (for paths that cannot report).
+void lunet_curl_require(void);
+
+static inline CURL *lunet_curl_easy_init(void) { return lunet_curl.easy_init(); }
+static inline void lunet_curl_easy_cleanup(CURL *h) { lunet_curl.easy_cleanup(h); }
+static inline void lunet_curl_easy_reset(CURL *h) { lunet_curl.easy_reset(h); }
+static inline CURLcode lunet_curl_easy_pause(CURL *h, int mask) { return lunet_curl.easy_pause(h, mask); }
+static inline const char *lunet_curl_easy_strerror(CURLcode c) { return lunet_curl.easy_strerror(c); }
+static inline const char *lunet_curl_version(void) { return lunet_curl.version(); }
+static inline CURLM *lunet_curl_multi_init(void) { return lunet_curl.multi_init(); }
+static inline CURLMcode lunet_curl_multi_cleanup(CURLM *m) { return lunet_curl.multi_cleanup(m); }
+static inline CURLMcode lunet_curl_multi_add_handle(CURLM *m, CURL *h) { return lunet_curl.multi_add_handle(m, h); }
+static inline CURLMcode lunet_curl_multi_remove_handle(CURLM *m, CURL *h) { return lunet_curl.multi_remove_handle(m, h); }
+static inline CURLMcode lunet_curl_multi_perform(CURLM *m, int *running) { return lunet_curl.multi_perform(m, running); }
+static inline CURLMcode lunet_curl_multi_poll(CURLM *m, struct curl_waitfd *fds, unsigned int n, int timeout, int *ready) {
+    return lunet_curl.multi_poll(m, fds, n, timeout, ready);
+}
+static inline CURLMsg *lunet_curl_multi_info_read(CURLM *m, int *left) { return lunet_curl.multi_info_read(m, left); }
+static inline CURLSH *lunet_curl_share_init(void) { return lunet_curl.share_init(); }
+static inline CURLSHcode lunet_curl_share_cleanup(CURLSH *s) { return lunet_curl.share_cleanup(s); }
+static inline struct curl_slist *lunet_curl_slist_append(struct curl_slist *l, const char *s) { return lunet_curl.slist_append(l, s); }
+static inline void lunet_curl_slist_free_all(struct curl_slist *l) { lunet_curl.slist_free_all(l); }
+static inline curl_mime *lunet_curl_mime_init(CURL *h) { return lunet_curl.mime_init(h); }
+static inline void lunet_curl_mime_free(curl_mime *m) { lunet_curl.mime_free(m); }
+static inline curl_mimepart *lunet_curl_mime_addpart(curl_mime *m) { return lunet_curl.mime_addpart(m); }
+static inline CURLcode lunet_curl_mime_name(curl_mimepart *p, const char *s) { return lunet_curl.mime_name(p, s); }
+static inline CURLcode lunet_curl_mime_data(curl_mimepart *p, const char *d, size_t n) { return lunet_curl.mime_data(p, d, n); }
+static inline CURLcode lunet_curl_mime_filedata(curl_mimepart *p, const char *s) { return lunet_curl.mime_filedata(p, s); }
+static inline CURLcode lunet_curl_mime_filename(curl_mimepart *p, const char *s) { return lunet_curl.mime_filename(p, s); }
+static inline CURLcode lunet_curl_mime_type(curl_mimepart *p, const char *s) { return lunet_curl.mime_type(p, s); }
+static inline void lunet_curl_free(void *p) { lunet_curl.free(p); }
+
+// Typed (curl_easy_setopt and friends are variadic).
+static inline CURLcode lunet_easy_setopt_long(CURL *h, CURLoption o, long v) { return lunet_curl.easy_setopt(h, o, v); }
+static inline CURLcode lunet_easy_setopt_off(CURL *h, CURLoption o, curl_off_t v) { return lunet_curl.easy_setopt(h, o, v); }
+static inline CURLcode lunet_easy_setopt_ptr(CURL *h, CURLoption o, void *v) { return lunet_curl.easy_setopt(h, o, v); }
+static inline CURLcode lunet_easy_setopt_str(CURL *h, CURLoption o, const char *v) { return lunet_curl.easy_setopt(h, o, v); }
+static inline CURLcode lunet_easy_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return lunet_curl.easy_setopt(h, o, v); }
+static inline CURLcode lunet_easy_setopt_write(CURL *h, CURLoption o, curl_write_callback f) { return lunet_curl.easy_setopt(h, o, f); }
+static inline CURLcode lunet_easy_setopt_read(CURL *h, CURLoption o, curl_read_callback f) { return lunet_curl.easy_setopt(h, o, f); }
+static inline CURLcode lunet_easy_setopt_xferinfo(CURL *h, CURLoption o, curl_xferinfo_callback f) { return lunet_curl.easy_setopt(h, o, f); }
+static inline CURLcode lunet_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return lunet_curl.easy_getinfo(h, i, v); }
+static inline CURLcode lunet_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return lunet_curl.easy_getinfo(h, i, v); }
+static inline CURLcode lunet_easy_getinfo_str(CURL *h, CURLINFO i, char **v) { return lunet_curl.easy_getinfo(h, i, v); }
+static inline CURLcode lunet_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return lunet_curl.easy_getinfo(h, i, v); }
+static inline CURLMcode lunet_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return lunet_curl.multi_setopt(m, o, v); }
+static inline CURLSHcode lunet_share_setopt_long(CURLSH *s, CURLSHoption o, long v) { return lunet_curl.share_setopt(s, o, v); }
 
 /// curl's message record, read without touching its union from Swift.
 static inline CURL *lunet_msg_handle(CURLMsg *m) { return m->easy_handle; }

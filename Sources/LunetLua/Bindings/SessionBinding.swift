@@ -14,6 +14,12 @@ enum SessionBinding {
             LuaErrorObject.push(L, e)
             return LUNET_RAISE
         case .success(let (config, cookies)):
+            // A cookie jar lives in a curl share handle: libcurl must load first (it loads on
+            // first network use), and if it cannot, that is an error the script can see.
+            if case .none = cookies {} else if let problem = CurlGlobal.load() {
+                LuaErrorObject.push(L, problem)
+                return LUNET_RAISE
+            }
             let jar: CookieJar?
             switch cookies {
             case .none: jar = nil

@@ -1,0 +1,112 @@
+// libcurl, opened with dlopen on first network use instead of linked.
+//
+// Linking libcurl maps it and the ~30 libraries it depends on (GnuTLS or OpenSSL, Kerberos,
+// LDAP, SSH, RTMP, ...) into every process at start, and runs their initialisers: most of the
+// start-up time of a script that prints a line. Opened here, a program pays for them only when
+// it first sends a request (or asks for curl's version).
+#include "CLunet.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+lunet_curl_api lunet_curl;
+
+static pthread_mutex_t load_lock = PTHREAD_MUTEX_INITIALIZER;
+static int loaded;            // 1 once every function was found and curl_global_init ran
+static char load_error[512];  // why the last attempt failed
+
+// The library's file name: Debian's libcurl4 (the OpenSSL build lunet is compiled against).
+// LUNET_LIBCURL names another (a path or a soname) for a build of one's own, and for tests.
+static const char *library_name(void) {
+    const char *name = getenv("LUNET_LIBCURL");
+    return name && *name ? name : "libcurl.so.4";
+}
+
+static int load_locked(void) {
+    const char *name = library_name();
+    // RTLD_LOCAL: its symbols stay out of the global namespace, so no other library of the
+    // process binds to them by accident.
+    void *lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+        snprintf(load_error, sizeof load_error, "cannot load libcurl (%s): %s", name, dlerror());
+        return -1;
+    }
+    lunet_curl_api api;
+    memset(&api, 0, sizeof api);
+    // Each entry: the field, and the symbol that fills it.
+#define FIND(field, symbol)                                                                        \
+    do {                                                                                           \
+        *(void **)&api.field = dlsym(lib, symbol);                                                 \
+        if (!api.field) {                                                                          \
+            snprintf(load_error, sizeof load_error, "%s (%s) has no %s: libcurl 7.68 or later is needed", \
+                     name, "libcurl", symbol);                                                     \
+            dlclose(lib);                                                                          \
+            return -1;                                                                             \
+        }                                                                                          \
+    } while (0)
+    FIND(global_init, "curl_global_init");
+    FIND(version, "curl_version");
+    FIND(easy_init, "curl_easy_init");
+    FIND(easy_cleanup, "curl_easy_cleanup");
+    FIND(easy_reset, "curl_easy_reset");
+    FIND(easy_pause, "curl_easy_pause");
+    FIND(easy_strerror, "curl_easy_strerror");
+    FIND(easy_setopt, "curl_easy_setopt");
+    FIND(easy_getinfo, "curl_easy_getinfo");
+    FIND(multi_init, "curl_multi_init");
+    FIND(multi_cleanup, "curl_multi_cleanup");
+    FIND(multi_add_handle, "curl_multi_add_handle");
+    FIND(multi_remove_handle, "curl_multi_remove_handle");
+    FIND(multi_perform, "curl_multi_perform");
+    FIND(multi_poll, "curl_multi_poll");
+    FIND(multi_info_read, "curl_multi_info_read");
+    FIND(multi_setopt, "curl_multi_setopt");
+    FIND(share_init, "curl_share_init");
+    FIND(share_cleanup, "curl_share_cleanup");
+    FIND(share_setopt, "curl_share_setopt");
+    FIND(slist_append, "curl_slist_append");
+    FIND(slist_free_all, "curl_slist_free_all");
+    FIND(mime_init, "curl_mime_init");
+    FIND(mime_free, "curl_mime_free");
+    FIND(mime_addpart, "curl_mime_addpart");
+    FIND(mime_name, "curl_mime_name");
+    FIND(mime_data, "curl_mime_data");
+    FIND(mime_filedata, "curl_mime_filedata");
+    FIND(mime_filename, "curl_mime_filename");
+    FIND(mime_type, "curl_mime_type");
+    FIND(free, "curl_free");
+#undef FIND
+    CURLcode rc = api.global_init(CURL_GLOBAL_DEFAULT);
+    if (rc != CURLE_OK) {
+        snprintf(load_error, sizeof load_error, "curl_global_init failed (%d)", (int)rc);
+        return -1;  // the library stays open: curl_global_init may have started something
+    }
+    lunet_curl = api;
+    // Never dlclose'd: curl may keep threads (the resolver) and handlers of its own.
+    return 0;
+}
+
+int lunet_curl_load(void) {
+    if (__atomic_load_n(&loaded, __ATOMIC_ACQUIRE)) return 0;
+    pthread_mutex_lock(&load_lock);
+    int rc = 0;
+    if (!loaded) {
+        rc = load_locked();
+        if (rc == 0) __atomic_store_n(&loaded, 1, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&load_lock);
+    return rc;
+}
+
+int lunet_curl_is_loaded(void) { return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE); }
+
+const char *lunet_curl_load_error(void) { return load_error; }
+
+void lunet_curl_require(void) {
+    if (lunet_curl_load() == 0) return;
+    fprintf(stderr, "lunet: %s\n", load_error);
+    abort();
+}

@@ -1,0 +1,45 @@
+-- Start-up: libcurl is opened on first network use, and the modules behind the globals http,
+-- json, url, net, xml and protobuf load when a script first names them.
+local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
+local test = test or h.test
+local eq, truthy = h.eq, h.truthy
+local LUNET = h.lunet()
+local HTTPBIN = h.env("LUNET_HTTPBIN")
+
+-- Lua that prints whether libcurl is mapped into the running process.
+local CURL_MAPPED = [[local function curl() for l in io.lines("/proc/self/maps") do if l:find("libcurl", 1, true) then return "mapped" end end return "not mapped" end]]
+
+test("a script that sends nothing never maps libcurl", function()
+  local code, out = h.run(LUNET .. " -e '" .. CURL_MAPPED .. " print(curl())'")
+  eq({ code, out }, { 0, "not mapped\n" }, "status and libcurl")
+end)
+
+test("the first request opens libcurl and works, and so do the ones after it", function()
+  local code, out = h.run(LUNET .. " -e '" .. CURL_MAPPED .. [[
+    local before = curl()
+    local a = http.get("]] .. HTTPBIN .. [[/get").status
+    local b = http.get_async("]] .. HTTPBIN .. [[/get"):await().status
+    print(before, a, b, curl())']])
+  eq({ code, out }, { 0, "not mapped\t200\t200\tmapped\n" }, "status and output")
+end)
+
+test("a missing libcurl is an error that names the library, not a crash", function()
+  local env = "LUNET_LIBCURL=/nonexistent/libcurl-missing.so.4 "
+  local code, out = h.run(env .. LUNET .. [[ -e 'local ok, e = pcall(http.get, "]] .. HTTPBIN .. [[/get") print(ok, e.kind, e.message)' 2>&1]])
+  eq(code, 0, "the script goes on after the failed request: " .. out)
+  truthy(out:find("^false\tio\t") and out:find("libcurl-missing.so.4", 1, true), "kind io, naming the library: " .. out)
+  code, out = h.run(env .. LUNET .. [[ -e 'print(pcall(http.session, { cookies = true }))' 2>&1]])
+  truthy(code == 0 and out:find("^false\t") and out:find("libcurl-missing.so.4", 1, true), "a cookie jar too: " .. out)
+  code, out = h.run(env .. LUNET .. " -e 'print(1 + 1)'")
+  eq({ code, out }, { 0, "2\n" }, "a script that sends nothing does not need libcurl at all")
+end)
+
+test("the module globals load on first use, and strict-mode code sees them as plain globals", function()
+  local code, out = h.run(LUNET .. [[ -e 'print(package.loaded["lunet.http"] == nil, rawget(_G, "json") == nil, type(http.get), rawget(_G, "http") == http, http == require("lunet.http"))']])
+  eq({ code, out }, { 0, "true\ttrue\tfunction\ttrue\ttrue\n" }, "not loaded at start; loaded and kept on first use")
+  -- strict.lua's way: look at _G's metatable, make one, refuse undeclared names.
+  code, out = h.run(LUNET .. [[ -e 'local mt = getmetatable(_G) or {} setmetatable(_G, mt) mt.__index = function(_, n) error("undeclared " .. n, 2) end print(type(json.encode), type(xml), type(protobuf), type(url), type(net), pcall(function() return nope end))' 2>&1]])
+  truthy(code == 0 and out:find("^function\ttable\ttable\ttable\ttable\tfalse\t.*undeclared nope"), "strict mode after the globals: " .. out)
+end)
+
+if h.done then h.done() end
