@@ -35,6 +35,7 @@ local REQUEST_OPTIONS = {
   insecure = "boolean", ca_file = "string", proxy = "string", http_version = "string",
   response = "any", accept_status = "any", accept_types = "any", cancel = "table",
   decompress = "boolean", request = "any", retry = "any", wait_for_network = "boolean", cache = "string",
+  on_chunk = "function",
   -- used by lunet.download: a file target, progress and chunk events, an upload from a file
   _download = "table", _progress = "boolean", _stream = "boolean", _on_events = "function", _upload_file = "string",
 }
@@ -127,6 +128,14 @@ end
 
 local QUERY_METHODS = { GET = true, HEAD = true, DELETE = true }
 
+-- An events handler that hands each chunk of a 2xx body to on_chunk, in order (see
+-- events_consumer for how it may wait).
+local function chunks_to(on_chunk)
+  return function(_, _, _, _, chunks)
+    if chunks then for i = 1, #chunks do on_chunk(chunks[i]) end end
+  end
+end
+
 -- The request table core.send reads, from a session and a user's options.
 local function build(session, opts)
   local method = string.upper(opts.method or "GET")
@@ -173,7 +182,8 @@ local function build(session, opts)
     max_redirects = opts.max_redirects, max_body = http.parse_size(opts.max_body, "max_body"),
     insecure = opts.insecure, ca_file = opts.ca_file, proxy = opts.proxy,
     http_version = opts.http_version, decompress = opts.decompress,
-    download = opts._download, progress = opts._progress, stream = opts._stream, events_handler = opts._on_events,
+    download = opts._download, progress = opts._progress, stream = opts._stream or opts.on_chunk ~= nil,
+    events_handler = opts._on_events or (opts.on_chunk and chunks_to(opts.on_chunk)),
     upload_file = opts._upload_file, cache_policy = opts.cache,
   }
 end
@@ -191,7 +201,8 @@ local function finish(session, opts, r)
     errors.raise("content_type", string.format("the server sent %s, not %s", r.headers["content-type"] or "no Content-Type", table.concat(accept, " or ")), { url = r.url, response = r })
   end
   local ser = opts.response ~= nil and serializers.find("response", opts.response, "the request") or session._response_serializer
-  if ser then
+  -- A 2xx body given to on_chunk is not here to decode.
+  if ser and not (opts.on_chunk and r.status >= 200 and r.status < 300) then
     local ok, value = pcall(ser.decode, r.body, r)
     if not ok then
       local e = value

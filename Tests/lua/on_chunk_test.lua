@@ -1,0 +1,65 @@
+-- on_chunk on every request and session method: a 2xx body arrives as it comes, once and in
+-- order, with backpressure (the transfer waits while the callback does); the request resolves
+-- after the last callback returned, and its error is the callback's when the callback fails.
+local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
+local test = test or h.test
+local eq, truthy = h.eq, h.truthy
+local NGINX = h.env("LUNET_NGINX")
+local HTTPBIN = h.env("LUNET_HTTPBIN")
+local WWW = h.env("LUNET_NGINX_WWW")
+
+local function make_file(name, bytes)
+  local path = WWW .. "/" .. name
+  h.run(string.format("head -c %d /dev/urandom > %s", bytes, path))
+  local f = assert(io.open(path, "rb"))
+  local data = f:read("a")
+  f:close()
+  return data
+end
+local BODY = make_file("on-chunk-4m.bin", 4 * 1024 * 1024)
+
+test("http.get with on_chunk streams the body once, in order, and resolves after the last chunk", function()
+  local parts, calls, after = {}, 0, nil
+  local r = http.get(NGINX .. "/on-chunk-4m.bin", { on_chunk = function(c)
+    calls = calls + 1
+    if after then after = after + 1 end
+    parts[#parts + 1] = c
+    if calls % 8 == 0 then task.sleep(0.002) end
+  end })
+  after = 0
+  eq(r.status, 200, "status")
+  truthy(table.concat(parts) == BODY, "the chunks are the body, in order")
+  eq(r.body, "", "the body went to on_chunk, not into memory")
+  task.sleep(0.1)
+  eq(after, 0, "no call after the request returned")
+end)
+
+test("session methods take on_chunk too, with the session's base URL", function()
+  local s = http.session{ base_url = NGINX .. "/" }
+  local n = 0
+  local r = s:get("on-chunk-4m.bin", { on_chunk = function(c) n = n + #c end })
+  eq({ r.status, n }, { 200, #BODY }, "status and bytes")
+  local got = {}
+  local p = http.post(HTTPBIN .. "/post", { json = { a = 1 }, on_chunk = function(c) got[#got + 1] = c end })
+  eq(p.status, 200, "a POST's status")
+  eq(json.decode(table.concat(got)).json, { a = 1 }, "a POST's streamed body")
+end)
+
+test("a failing on_chunk fails the request with its own error and stops the transfer", function()
+  local ok, err = pcall(http.get, NGINX .. "/on-chunk-4m.bin", { on_chunk = function() error("stop here") end })
+  truthy(not ok and tostring(err):find("stop here", 1, true), "the callback's error: " .. tostring(err))
+  eq(http.stats().transfers, 0, "no transfer left running")
+end)
+
+test("a non-2xx answer keeps its body in r.body and calls nothing", function()
+  local calls = 0
+  local r = http.get(HTTPBIN .. "/status/404", { on_chunk = function() calls = calls + 1 end })
+  eq({ r.status, calls }, { 404, 0 }, "status and calls")
+end)
+
+test("on_chunk must be a function", function()
+  local ok, err = pcall(http.get, HTTPBIN .. "/get", { on_chunk = "print" })
+  truthy(not ok and err.kind == "argument" and err.message:find("on_chunk", 1, true), tostring(err))
+end)
+
+if h.done then h.done() end
