@@ -56,6 +56,9 @@ public final class Transfer {
     public private(set) var consumerBusy = false
     /// The body is paused because the consumer is behind.
     private(set) var pausedForConsumer = false
+    /// The status and header fields of the response being received (the last one, after
+    /// redirects and 100s), for consumers of a stream that must look at them first.
+    public var receivedHead: (status: Int, headers: HTTPHeaders) { (currentStatus, headers) }
     /// The outcome of a transfer that ended while its consumer still had events to go
     /// through: it is delivered once they are (see `finish`).
     private var deferredResult: Result<HTTPResponse, LunetError>?

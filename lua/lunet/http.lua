@@ -259,7 +259,7 @@ end
 -- raises fails request task `t` with its error and stops the transfer.
 local function events_consumer(handler, t)
   return function(dl, dltotal, ul, ultotal, chunks, id)
-    task._start(handler, dl, dltotal, ul, ultotal, chunks):continue(function(run)
+    task._start(handler, dl, dltotal, ul, ultotal, chunks, id):continue(function(run)
       if run.state == "failed" and t.state == "pending" then
         task._reject(t, run.error, run.traceback)
         core.cancel(id, "an events callback failed")
@@ -584,6 +584,18 @@ function http._save_records()
     if not ok then io.stderr:write("lunet: could not write ", e.path, ": ", tostring(problem), "\n") end
   end
 end
+
+--- Server-Sent Events (see lua/lunet/sse.lua and docs/streams.md): a stream object.
+function http.sse(target, opts)
+  local session = default_session()
+  if type(opts) == "table" and opts.session then
+    session = opts.session
+    opts = copy(opts)
+    opts.session = nil
+  end
+  return require("lunet.sse").open(session, target, opts)
+end
+function Session:sse(target, opts) return require("lunet.sse").open(self, target, opts) end
 
 --- Diagnostics: { transfers = transfers in flight now }.
 function http.stats()

@@ -13,7 +13,7 @@ enum CoreModule {
             ("session_new", SessionBinding.new), ("session_derive", SessionBinding.derive),
             ("session_cookies", SessionBinding.cookies), ("session_save_cookies", SessionBinding.saveCookies),
             ("send", TransferBinding.send), ("send_plain", TransferBinding.sendPlain), ("cancel", TransferBinding.cancel),
-            ("events_done", TransferBinding.eventsDone),
+            ("events_done", TransferBinding.eventsDone), ("transfer_head", TransferBinding.transferHead),
             ("cached_response", TransferBinding.cachedResponse),
             ("response_meta", ResponseBinding.meta), ("response_timings", ResponseBinding.timings),
             ("response_connections", ResponseBinding.connections), ("response_headers", ResponseBinding.headers),

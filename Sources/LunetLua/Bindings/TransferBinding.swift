@@ -215,6 +215,22 @@ enum TransferBinding {
         return 0
     }
 
+    /// core.transfer_head(transfer id) -> status, content type: the head of the response a
+    /// transfer is receiving now (for a stream that must check it before its first event).
+    /// Nothing for a finished or unknown transfer.
+    static let transferHead: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let id = LuaStack(L).integer(1), lua_type(L, 1) == LUA_TNUMBER else {
+            return LuaErrorObject.badArgument(L, 1, "transfer_head", "transfer id expected")
+        }
+        guard let transfer = LuaHost.from(L).transfersByID[id] else { return 0 }
+        let head = transfer.receivedHead
+        let s = LuaStack(L)
+        s.push(head.status)
+        if let type = head.headers["Content-Type"] { s.push(type) } else { s.pushNil() }
+        return 2
+    }
+
     /// The list http.lua made: { { name =, data = | file =, filename =, content_type = }, ... }.
     static func multipartParts(_ L: OpaquePointer, _ index: Int32) -> [MultipartPart] {
         let s = LuaStack(L)
