@@ -80,6 +80,8 @@ static int load_locked(void) {
     FIND(mime_filename, "curl_mime_filename");
     FIND(mime_type, "curl_mime_type");
     FIND(free, "curl_free");
+    FIND(easy_send, "curl_easy_send");
+    FIND(easy_recv, "curl_easy_recv");
 #undef FIND
     CURLcode rc = api.global_init(CURL_GLOBAL_DEFAULT);
     if (rc != CURLE_OK) {

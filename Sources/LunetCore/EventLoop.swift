@@ -28,6 +28,14 @@ public final class EventLoop {
     /// Transfers started on a configured handle (for tests and diagnostics).
     private(set) var configuredHandleReuses = 0
     private var watchers: [Int32: () -> Void] = [:]
+    /// One-shot: called once when the descriptor can be written (a send that would block).
+    private var writeWatchers: [Int32: () -> Void] = [:]
+    /// Handles that only connected (CURLOPT_CONNECT_ONLY, a WebSocket's connection): they stay
+    /// in the multi handle while their owner uses them, as libcurl requires for
+    /// curl_easy_send/recv, and are not transfers.
+    private var connecting: [UInt: (CURLcode) -> Void] = [:]
+    /// Things that will produce events later (open WebSockets): the loop is not idle while any is.
+    public var holds = 0
     private let inbox = Inbox()
     private var addedSinceLastPerform = false
     /// Transfers with progress or chunks waiting for delivery this turn.
@@ -222,6 +230,10 @@ public final class EventLoop {
         while let msg = lunet_curl_multi_info_read(multi, &left) {
             guard lunet_msg_is_done(msg) != 0, let h = lunet_msg_handle(msg) else { continue }
             let code = lunet_msg_result(msg)
+            if let done = connecting.removeValue(forKey: UInt(bitPattern: Int(bitPattern: h))) {
+                done(code)
+                continue
+            }
             guard let t = running[UInt(bitPattern: Int(bitPattern: h))] else { continue }
             let result: Result<HTTPResponse, LunetError> = code == CURLE_OK ? .success(t.response(from: h)) : .failure(t.error(for: code))
             release(h, keeping: code == CURLE_OK ? t.handleProfile : nil)
@@ -257,7 +269,38 @@ public final class EventLoop {
     // MARK: extra descriptors (stdin for the REPL, a signalfd)
 
     public func watch(_ fd: Int32, onReadable: @escaping () -> Void) { watchers[fd] = onReadable }
-    public func unwatch(_ fd: Int32) { watchers.removeValue(forKey: fd) }
+    public func unwatch(_ fd: Int32) { watchers.removeValue(forKey: fd); writeWatchers.removeValue(forKey: fd) }
+    /// Calls `fn` once, when `fd` can be written.
+    public func whenWritable(_ fd: Int32, _ fn: @escaping () -> Void) { writeWatchers[fd] = fn }
+
+    // MARK: connections only (CURLOPT_CONNECT_ONLY)
+
+    /// Adds `handle`, configured with CURLOPT_CONNECT_ONLY, to the multi handle; `done` gets
+    /// curl's result once connected (TCP, TLS, proxy). The handle then stays in the multi handle
+    /// until `disconnect`. Fails at once (on a later turn) when libcurl cannot be loaded.
+    public func connect(_ handle: UnsafeMutableRawPointer, done: @escaping (CURLcode) -> Void) {
+        assertOwner()
+        guard case .success(let multi) = connectionPool() else {
+            addTimer(after: 0) { done(CURLE_FAILED_INIT) }
+            return
+        }
+        connecting[UInt(bitPattern: Int(bitPattern: handle))] = done
+        lunet_curl_multi_add_handle(multi, handle)
+        addedSinceLastPerform = true
+    }
+
+    /// Takes a connect-only handle out of the multi handle and frees it (closing its connection).
+    public func disconnect(_ handle: UnsafeMutableRawPointer) {
+        assertOwner()
+        connecting.removeValue(forKey: UInt(bitPattern: Int(bitPattern: handle)))
+        if let multi { lunet_curl_multi_remove_handle(multi, handle) }
+        lunet_curl_easy_cleanup(handle)
+    }
+
+    /// Opens libcurl (if it is not yet) and gives a new easy handle, or the error.
+    public func newHandle() -> Result<UnsafeMutableRawPointer, LunetError> {
+        connectionPool().map { _ in lunet_curl_easy_init()! }
+    }
 
     // MARK: other threads
 
@@ -273,7 +316,7 @@ public final class EventLoop {
     /// Nothing can happen any more without new work from outside: no transfers, no timers, no
     /// due work, nothing handed in.
     public var isIdle: Bool {
-        running.isEmpty && timers.isEmpty && inbox.isEmpty && !hasDueWork
+        running.isEmpty && timers.isEmpty && inbox.isEmpty && !hasDueWork && holds == 0 && connecting.isEmpty
     }
 
     /// Runs the host's queued work, if any.
@@ -319,21 +362,32 @@ public final class EventLoop {
     /// `timeout` ms: in curl_multi_poll once there is a multi handle, else in poll(2).
     private func poll(timeout: Int32) {
         var fds = [curl_waitfd(fd: wakeFD, events: Int16(CURL_WAIT_POLLIN), revents: 0)]
-        for fd in watchers.keys { fds.append(curl_waitfd(fd: fd, events: Int16(CURL_WAIT_POLLIN), revents: 0)) }
+        for fd in Set(watchers.keys).union(writeWatchers.keys) {
+            let events = (watchers[fd] != nil ? CURL_WAIT_POLLIN : 0) | (writeWatchers[fd] != nil ? CURL_WAIT_POLLOUT : 0)
+            fds.append(curl_waitfd(fd: fd, events: Int16(events), revents: 0))
+        }
         if let multi {
             var ready: Int32 = 0
             lunet_curl_multi_poll(multi, &fds, UInt32(fds.count), timeout, &ready)
         } else {
-            var pfds = fds.map { pollfd(fd: $0.fd, events: Int16(POLLIN), revents: 0) }
+            var pfds = fds.map { pollfd(fd: $0.fd, events: ($0.events & Int16(CURL_WAIT_POLLIN) != 0 ? Int16(POLLIN) : 0)
+                                            | ($0.events & Int16(CURL_WAIT_POLLOUT) != 0 ? Int16(POLLOUT) : 0), revents: 0) }
             while Glibc.poll(&pfds, nfds_t(pfds.count), timeout) < 0 && errno == EINTR {}
-            for i in pfds.indices { fds[i].revents = pfds[i].revents != 0 ? Int16(CURL_WAIT_POLLIN) : 0 }
+            for i in pfds.indices {
+                let r = pfds[i].revents
+                // An error or hang-up wakes whoever waits on the descriptor, to find out by reading.
+                let readable = r & Int16(POLLIN | POLLHUP | POLLERR) != 0
+                let writable = r & Int16(POLLOUT | POLLHUP | POLLERR) != 0
+                fds[i].revents = (readable ? Int16(CURL_WAIT_POLLIN) : 0) | (writable ? Int16(CURL_WAIT_POLLOUT) : 0)
+            }
         }
         if fds[0].revents != 0 {
             var count: UInt64 = 0
             _ = read(wakeFD, &count, 8)   // reset: the inbox is drained after the poll
         }
         for fd in fds.dropFirst() where fd.revents != 0 {
-            watchers[fd.fd]?()
+            if fd.revents & Int16(CURL_WAIT_POLLOUT) != 0, let fn = writeWatchers.removeValue(forKey: fd.fd) { fn() }
+            if fd.revents & Int16(CURL_WAIT_POLLIN) != 0 { watchers[fd.fd]?() }
         }
     }
 

@@ -18,6 +18,8 @@ public final class LuaHost {
     /// Transfers Lua started and may still cancel, by the number core.send gave Lua for each (a
     /// number rather than a userdata: no box and no finalizer per request).
     var transfersByID: [Int: Transfer] = [:]
+    /// Open WebSockets, by the number core.websocket_open gave Lua, with their event callback.
+    var websocketsByID: [Int: (connection: WebSocketConnection, callback: Int32)] = [:]
     var lastTransferID = 0
     /// The number core.send hands Lua for its next transfer (core.cancel, core.events_done).
     func newTransferID() -> Int {
@@ -82,6 +84,12 @@ public final class LuaHost {
         }
         watchers = []
         transfersByID = [:]
+        for (_, ws) in websocketsByID {
+            ws.connection.onEvent = nil
+            ws.connection.close(code: 1001, reason: "the host closed", timeout: 0)
+            release(ws.callback)
+        }
+        websocketsByID = [:]
         release(drainRef)
         release(hostRef)
         drainRef = LUA_NOREF

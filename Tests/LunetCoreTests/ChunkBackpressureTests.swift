@@ -19,7 +19,7 @@ final class ChunkBackpressureTests: XCTestCase {
             bytes[i] = UInt8(truncatingIfNeeded: state >> 33)
         }
         let path = www + "/backpressure-8m.bin"
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(bytes)), "writing \(path)")
         return (nginx + "/backpressure-8m.bin", bytes)
     }
 

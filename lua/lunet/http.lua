@@ -597,6 +597,20 @@ function http.sse(target, opts)
 end
 function Session:sse(target, opts) return require("lunet.sse").open(self, target, opts) end
 
+--- WebSockets (see lua/lunet/websocket.lua and docs/streams.md): an open websocket.
+function http.websocket_async(target, opts)
+  local session = default_session()
+  if type(opts) == "table" and opts.session then
+    session = opts.session
+    opts = copy(opts)
+    opts.session = nil
+  end
+  return require("lunet.websocket").open_async(session, target, opts)
+end
+function http.websocket(target, opts) return http.websocket_async(target, opts):await() end
+function Session:websocket_async(target, opts) return require("lunet.websocket").open_async(self, target, opts) end
+function Session:websocket(target, opts) return self:websocket_async(target, opts):await() end
+
 --- Diagnostics: { transfers = transfers in flight now }.
 function http.stats()
   return { transfers = core.live_transfers() }

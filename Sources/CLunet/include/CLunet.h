@@ -61,6 +61,8 @@ int lunet_start_writeback(int fd, long long offset, long long length);
 int lunet_route_socket(void);
 /// A non-blocking eventfd (close-on-exec) that wakes the loop from other threads, or -1.
 int lunet_wakeup_fd(void);
+/// Fills p with n random bytes from the kernel; 0, or -1 if it could not.
+int lunet_random_bytes(void *p, size_t n);
 
 /// "Lua 5.4.4"
 const char *lunet_lua_release(void);
@@ -142,6 +144,8 @@ typedef struct {
     CURLcode (*mime_filename)(curl_mimepart *, const char *);
     CURLcode (*mime_type)(curl_mimepart *, const char *);
     void (*free)(void *);
+    CURLcode (*easy_send)(CURL *, const void *, size_t, size_t *);
+    CURLcode (*easy_recv)(CURL *, void *, size_t, size_t *);
 } lunet_curl_api;
 extern lunet_curl_api lunet_curl;
 
@@ -181,6 +185,8 @@ static inline CURLcode lunet_curl_mime_filedata(curl_mimepart *p, const char *s)
 static inline CURLcode lunet_curl_mime_filename(curl_mimepart *p, const char *s) { return lunet_curl.mime_filename(p, s); }
 static inline CURLcode lunet_curl_mime_type(curl_mimepart *p, const char *s) { return lunet_curl.mime_type(p, s); }
 static inline void lunet_curl_free(void *p) { lunet_curl.free(p); }
+static inline CURLcode lunet_curl_easy_send(CURL *h, const void *p, size_t n, size_t *sent) { return lunet_curl.easy_send(h, p, n, sent); }
+static inline CURLcode lunet_curl_easy_recv(CURL *h, void *p, size_t n, size_t *got) { return lunet_curl.easy_recv(h, p, n, got); }
 
 // Typed (curl_easy_setopt and friends are variadic).
 static inline CURLcode lunet_easy_setopt_long(CURL *h, CURLoption o, long v) { return lunet_curl.easy_setopt(h, o, v); }
@@ -195,6 +201,12 @@ static inline CURLcode lunet_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { r
 static inline CURLcode lunet_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return lunet_curl.easy_getinfo(h, i, v); }
 static inline CURLcode lunet_easy_getinfo_str(CURL *h, CURLINFO i, char **v) { return lunet_curl.easy_getinfo(h, i, v); }
 static inline CURLcode lunet_easy_getinfo_ptr(CURL *h, CURLINFO i, void **v) { return lunet_curl.easy_getinfo(h, i, v); }
+static inline CURLcode lunet_easy_getinfo_socket(CURL *h, CURLINFO i, int *v) {
+    curl_socket_t s = CURL_SOCKET_BAD;
+    CURLcode c = lunet_curl.easy_getinfo(h, i, &s);
+    *v = (int)s;
+    return c;
+}
 static inline CURLMcode lunet_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return lunet_curl.multi_setopt(m, o, v); }
 static inline CURLSHcode lunet_share_setopt_long(CURLSH *s, CURLSHoption o, long v) { return lunet_curl.share_setopt(s, o, v); }
 

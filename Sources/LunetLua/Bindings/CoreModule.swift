@@ -14,6 +14,8 @@ enum CoreModule {
             ("session_cookies", SessionBinding.cookies), ("session_save_cookies", SessionBinding.saveCookies),
             ("send", TransferBinding.send), ("send_plain", TransferBinding.sendPlain), ("cancel", TransferBinding.cancel),
             ("events_done", TransferBinding.eventsDone), ("transfer_head", TransferBinding.transferHead),
+            ("websocket_open", WebSocketBinding.open), ("websocket_send", WebSocketBinding.send),
+            ("websocket_close", WebSocketBinding.close), ("websocket_pause", WebSocketBinding.pause),
             ("cached_response", TransferBinding.cachedResponse),
             ("response_meta", ResponseBinding.meta), ("response_timings", ResponseBinding.timings),
             ("response_connections", ResponseBinding.connections), ("response_headers", ResponseBinding.headers),
