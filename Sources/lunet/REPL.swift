@@ -231,6 +231,8 @@ final class REPL {
         _ = host.evaluate("""
             local write = __lunet_prompt_write
             __lunet_prompt_write = nil
+            -- Streams opened at the prompt print what arrives (websocket messages).
+            debug.getregistry()["lunet.prompt"] = true
             function print(...)
               local n, parts = select("#", ...), {}
               for i = 1, n do parts[i] = tostring((select(i, ...))) end

@@ -43,6 +43,9 @@ function WebSocket:_event(kind, a, b)
     if self.on_message then
       local ok, err = pcall(self.on_message, a, kind)
       if not ok then io.stderr:write("lunet: websocket on_message failed: ", errors.describe(err), "\n") end
+    elseif self._at_prompt then
+      -- At the prompt, messages show as they arrive (print keeps the line being typed intact).
+      print("<< " .. (kind == "text" and a or string.format("[%d bytes of binary]", #a)))
     end
     local q = self._queue
     q[#q + 1] = { a, kind }
@@ -150,7 +153,7 @@ function M.open_async(session, target, opts)
   local ws = setmetatable({
     url = target, state = "connecting", _queue = {}, _waiters = {}, _pings = {},
     _opened = task.source(), _done = task.source(), _buffer = opts.buffer or DEFAULT_BUFFER,
-    on_message = opts.on_message,
+    on_message = opts.on_message, _at_prompt = debug.getregistry()["lunet.prompt"] == true,
   }, WebSocket)
   -- The session's own header fields (kept in Lua, as each request sends them) under these.
   local headers = {}
