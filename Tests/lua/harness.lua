@@ -88,6 +88,27 @@ function H.lunet()
   return arg[i]
 end
 
+--- Starts scripts/NAME (a test server that prints its port on its first line); returns the
+--- pipe, its pid and the port. The pid comes from the shell, the port from the server: each on
+--- a stream of its own, so their order cannot be mixed up.
+function H.start_server(name)
+  local dir = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "../../scripts/"
+  local pidfile = os.tmpname()
+  local pipe = io.popen("python3 " .. dir .. name .. " & echo $! > " .. pidfile .. "; wait", "r")
+  local port = pipe:read("l")
+  local f = io.open(pidfile)
+  local pid = f and f:read("l")
+  if f then f:close() end
+  os.remove(pidfile)
+  assert(port and port:match("^%d+$"), "the test server " .. name .. " did not start")
+  return pipe, pid, port
+end
+
+function H.stop_server(pipe, pid)
+  if pid then os.execute("kill " .. pid .. " 2>/dev/null") end
+  pipe:close()
+end
+
 --- Registers cleanup for the end of the file: after its last test, however the file is run.
 --- Pass the file's `after_all` (nil when run on its own).
 function H.cleanup(after_all, fn)

@@ -40,11 +40,9 @@ test("parser: retry takes digits only, id with NUL is ignored, empty data still 
 end)
 
 -- The event-stream server, started for this file.
-local server = io.popen("exec python3 " .. (debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "../../scripts/sse_server.py & echo $!", "r")
-local pid = server:read("l")
-local port = server:read("l")
-local BASE = "http://127.0.0.1:" .. tostring(port)
-h.cleanup(after_all, function() os.execute("kill " .. pid .. " 2>/dev/null") server:close() end)
+local server, pid, port = h.start_server("sse_server.py")
+local BASE = "http://127.0.0.1:" .. port
+h.cleanup(after_all, function() h.stop_server(server, pid) end)
 
 test("a stream delivers the server's events in order, through on_event and events()", function()
   local via_callback = {}

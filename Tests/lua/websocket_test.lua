@@ -6,12 +6,10 @@ local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "har
 local test = test or h.test
 local eq, truthy = h.eq, h.truthy
 
-local server = io.popen("exec python3 " .. (debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "../../scripts/ws_server.py & echo $!", "r")
-local pid = server:read("l")
-local port = server:read("l")
-local WS = "ws://127.0.0.1:" .. tostring(port)
-local HTTP = "http://127.0.0.1:" .. tostring(port)
-h.cleanup(after_all, function() os.execute("kill " .. pid .. " 2>/dev/null") server:close() end)
+local server, pid, port = h.start_server("ws_server.py")
+local WS = "ws://127.0.0.1:" .. port
+local HTTP = "http://127.0.0.1:" .. port
+h.cleanup(after_all, function() h.stop_server(server, pid) end)
 
 local n = 0
 local function key() n = n + 1 return "k" .. n .. "-" .. math.random(1e9) end
