@@ -5,6 +5,7 @@ local core = require "lunet.core"
 local task = require "lunet.task"
 local errors = require "lunet.errors"
 local json = require "lunet.json"
+local ledger = require "lunet.download_ledger"
 
 local M = {}
 
@@ -110,81 +111,148 @@ local function request_with_callbacks(session, o, state)
   return result
 end
 
--- One stream, resuming `part` from `offset` when the server allows it.
-local function single(session, url, part, meta_path, opts, offset, meta, report)
-  local extra = {
-    method = "GET", url = url,
-    _download = { path = part, meta = meta_path, offset = offset, range_start = offset > 0 and offset or nil, on_whole = "restart",
-                  durable = opts.durable == true },
-    _progress = report ~= nil, _stream = opts.on_chunk ~= nil,
-  }
-  local o = request_options(opts, extra)
-  if offset > 0 then
-    o.headers["Range"] = "bytes=" .. offset .. "-"
-    o.headers["If-Range"] = meta.etag or meta.last_modified
+-- How often a running download's record is brought up to date, in seconds. Each time the part
+-- file's data is synced first (core.record_file), so the record never names bytes a crash could
+-- lose; a resume fetches again at most about this much of a fast transfer.
+local RECORD_EVERY = 0.5
+
+-- Keeps `record` beside the part file (see download_ledger.lua). save() writes it at most every
+-- RECORD_EVERY seconds, save(true) at once; nothing when the download cannot be resumed anyway
+-- (no validator) or is streamed to on_chunk only.
+local function keeper(part, meta_path, record)
+  local last, last_done = -math.huge, -1
+  local persist = record.etag ~= nil or record.last_modified ~= nil
+  return function(now_please)
+    if not persist then return end
+    local now, done = core.now(), ledger.done(record)
+    if not now_please and (now - last < RECORD_EVERY or done == last_done) then return end
+    last, last_done = now, done
+    local ok, problem = core.record_file(part, meta_path, ledger.encode(record))
+    if not ok then errors.raise("io", problem) end
   end
-  local state = {}
-  if report or opts.on_chunk then
-    o._on_events = guarded(state, function(dl, dltotal, _, _, chunks)
-      if chunks and opts.on_chunk then for _, c in ipairs(chunks) do opts.on_chunk(c) end end
-      if report then report(offset + dl, dltotal > 0 and offset + dltotal or nil) end
-    end)
-  end
-  return request_with_callbacks(session, o, state)
 end
 
--- N ranges in parallel into the same part file; nil when the server cannot do ranges.
-local function segmented(session, url, part, meta_path, opts, report)
+-- Fetches every range `record` misses into `part`, all at once, each segment's `done` advancing
+-- as its bytes land. "done" when each arrived whole; "restart" when the server would not send
+-- a range of the same representation (a 200 to If-Range, a Content-Range that starts elsewhere).
+local function fetch_missing(session, url, part, record, opts, report, save)
+  local validator = record.etag or record.last_modified
+  local state, list = {}, {}
+  for _, m in ipairs(ledger.missing(record)) do
+    local seg, base = m.segment, m.segment.done
+    local o = request_options(opts, {
+      method = "GET", url = url, _progress = true, _stream = opts.on_chunk ~= nil,
+      _download = { path = part, offset = m.from, range_start = m.from, on_whole = "fail", durable = true },
+    })
+    o.headers["Range"] = "bytes=" .. m.from .. "-" .. (m.to and tostring(m.to) or "")
+    if validator then o.headers["If-Range"] = validator end
+    o._on_events = guarded(state, function(dl, _, _, _, chunks)
+      seg.done = base + dl
+      if chunks and opts.on_chunk then for _, c in ipairs(chunks) do opts.on_chunk(c) end end
+      save()
+      if report then report(ledger.done(record), record.length) end
+    end)
+    list[#list + 1] = { task = session:request_async(o), segment = seg, base = base, from = m.from }
+    state.task = list[#list].task
+  end
+  local tasks = {}
+  for i, item in ipairs(list) do tasks[i] = item.task end
+  local ok, results = pcall(function() return task.all(tasks):await() end)
+  if state.failed or not ok then
+    for _, t in ipairs(tasks) do t:cancel() end
+    -- What did arrive stays recorded for the next resume.
+    for _, item in ipairs(list) do
+      local r = item.task.state == "done" and item.task.result
+      if r then item.segment.done = item.base + (core.response_download(r._raw) or 0) end
+    end
+    pcall(save, true)
+    if state.failed then error(state.error, 0) end
+    local e = results
+    if type(e) == "table" and e.kind == "protocol" then return "restart" end   -- a range it would not send
+    error(e, 0)
+  end
+  for i, r in ipairs(results) do
+    local item = list[i]
+    if r.status == 416 and item.segment.last == nil then
+      -- The open end of a body of unknown length: it ended where we asked to start.
+      record.length = item.from
+      item.segment.last = item.from - 1
+    elseif r.status ~= 206 then
+      return "restart"
+    else
+      local written = core.response_download(r._raw) or 0
+      item.segment.done = item.base + written
+      if item.segment.last == nil then
+        record.length = item.segment.first + item.segment.done
+        item.segment.last = record.length - 1
+      end
+    end
+  end
+  save(true)
+  if not ledger.complete(record) then
+    errors.raise("protocol", string.format("the download stopped at %d of %d bytes", ledger.done(record), record.length or 0), { url = url })
+  end
+  return "done"
+end
+
+-- One stream from the first byte. Its record is made when the response's head has arrived
+-- (FileTarget writes the validators and length to the meta file then).
+local function fresh_single(session, url, part, meta_path, opts, report)
+  local record, save
+  local state = {}
+  local o = request_options(opts, {
+    method = "GET", url = url, _progress = true, _stream = opts.on_chunk ~= nil,
+    _download = { path = part, meta = meta_path, offset = 0, durable = true },
+  })
+  o._on_events = guarded(state, function(dl, dltotal, _, _, chunks)
+    -- The record is made once the body has begun (FileTarget has written the validators then).
+    if not record and dl > 0 then
+      local m = read_meta(meta_path) or {}
+      record = ledger.new(url, m.etag, m.last_modified, math.tointeger(m.length), 1)
+      save = keeper(part, meta_path, record)
+      if not (m.etag or m.last_modified) then os.remove(meta_path) end   -- nothing to resume with
+    end
+    if record then
+      record.segments[1].done = dl
+      save()
+    end
+    if chunks and opts.on_chunk then for _, c in ipairs(chunks) do opts.on_chunk(c) end end
+    if report then report(dl, dltotal > 0 and dltotal or nil) end
+  end)
+  local r = request_with_callbacks(session, o, state)
+  if r.status < 200 or r.status > 299 then
+    errors.raise("status", string.format("the server answered %d %s", r.status, r.reason), { url = r.url, response = r })
+  end
+  local written = core.response_download(r._raw) or 0
+  local m = read_meta(meta_path) or {}
+  local length = math.tointeger(m.length)
+  if length and written ~= length then
+    if record then record.segments[1].done = written; pcall(save, true) end
+    errors.raise("protocol", string.format("the download stopped at %d of %d bytes", written, length), { url = url })
+  end
+  return r.status, written
+end
+
+-- N ranges in parallel, recorded so that a resume knows which bytes each holds; nil when the
+-- server cannot do ranges (or gives no length): the caller then uses one stream.
+local function fresh_segmented(session, url, part, meta_path, opts, report)
   local head = session:request(request_options(opts, { method = "HEAD", url = url }))
-  local length = tonumber(head.headers["content-length"])
+  local length = math.tointeger(tonumber(head.headers["content-length"]))
   local ranges_ok = (head.headers["accept-ranges"] or ""):lower():find("bytes", 1, true)
   local n = math.floor(opts.segments)
   if head.status ~= 200 or not ranges_ok or not length or length < n * 65536 then return nil end
-  local validator = head.headers["etag"] or head.headers["last-modified"]
-  local f = io.open(meta_path, "w")
-  if f then
-    f:write(json.encode({ url = url, etag = head.headers["etag"], last_modified = head.headers["last-modified"], length = length }))
-    f:close()
+  local record = ledger.new(url, head.headers["etag"], head.headers["last-modified"], length, n)
+  local f = io.open(part, "wb")
+  if not f then errors.raise("io", "cannot write '" .. part .. "'") end
+  f:close()
+  local save = keeper(part, meta_path, record)
+  save(true)
+  if fetch_missing(session, url, part, record, opts, report, save) == "restart" then
+    os.remove(part)
+    os.remove(meta_path)
+    return nil
   end
-  os.remove(part)
-  local size = math.ceil(length / n)
-  local done, list, state = {}, {}, {}
-  for i = 1, n do
-    local first, last = (i - 1) * size, math.min(length, i * size) - 1
-    if first <= last then
-      local o = request_options(opts, {
-        method = "GET", url = url,
-        _download = { path = part, offset = first, range_start = first, on_whole = "fail" },
-        _progress = report ~= nil,
-      })
-      o.headers["Range"] = string.format("bytes=%d-%d", first, last)
-      if validator then o.headers["If-Range"] = validator end
-      if report then
-        o._on_events = guarded(state, function(dl)
-          done[i] = dl
-          local sum = 0
-          for _, v in pairs(done) do sum = sum + v end
-          report(sum, length)
-        end)
-      end
-      list[#list + 1] = session:request_async(o)
-    end
-  end
-  local ok, results = pcall(function() return task.all(list):await() end)
-  if state.failed then
-    for _, t in ipairs(list) do t:cancel() end
-    error(state.error, 0)
-  end
-  if not ok then
-    local e = results
-    for _, t in ipairs(list) do t:cancel() end
-    if type(e) == "table" and e.kind == "protocol" then return nil end   -- the server ignored a range
-    error(e, 0)
-  end
-  for _, r in ipairs(results) do
-    if r.status ~= 206 then return nil end
-  end
-  return results[1], length
+  return length
 end
 
 --- A task of { path, status, bytes, resumed_from, sha256, url }.
@@ -196,6 +264,11 @@ function M.download_async(session, url, path, opts)
   if opts.on_chunk ~= nil and type(opts.on_chunk) ~= "function" then errors.argument(3, "download", "on_chunk must be a function") end
   if opts.segments ~= nil and (type(opts.segments) ~= "number" or opts.segments < 1) then
     errors.argument(3, "download", "segments must be a number of at least 1")
+  end
+  -- Before the first byte is asked for: a destination that cannot take the file.
+  if path then
+    local kind, problem = core.destination_problem(path)
+    if kind then errors.raise(kind, problem, { url = url }) end
   end
   return task.spawn(function()
     local report = progress_reporter(opts)
@@ -216,48 +289,42 @@ function M.download_async(session, url, path, opts)
     end
 
     local part, meta_path = path .. ".part", path .. ".part.meta"
-    local meta = read_meta(meta_path)
-    local offset = 0
-    local size = core.file_size(part)
-    if opts.resume and size and size > 0 and meta and meta.url == url and (meta.etag or meta.last_modified) then
-      offset = size
-    else
-      os.remove(part)
-      os.remove(meta_path)
-      meta = nil
-    end
-    local result = { url = url, resumed_from = offset }
+    local result = { url = url, resumed_from = 0 }
 
-    if offset == 0 and opts.segments and opts.segments > 1 and not opts.on_chunk then
-      local r, length = segmented(session, url, part, meta_path, opts, report)
-      if r then
+    -- Resume only from a record that can be trusted, and only what it says is missing.
+    if opts.resume then
+      local f = io.open(meta_path, "r")
+      local text = f and f:read("a")
+      if f then f:close() end
+      local record = ledger.load(text, url, core.file_size(part))
+      if record then
+        result.resumed_from = ledger.done(record)
+        local save = keeper(part, meta_path, record)
+        if ledger.complete(record) or fetch_missing(session, url, part, record, opts, report, save) == "done" then
+          result.status, result.bytes = 206, record.length
+          if report then report(record.length, record.length, true) end
+          return verify_and_finish(part, path, meta_path, opts, result)
+        end
+        result.resumed_from = 0   -- the server would not continue it: from the start
+      end
+    end
+    os.remove(part)
+    os.remove(meta_path)
+
+    if opts.segments and opts.segments > 1 and not opts.on_chunk then
+      local length = fresh_segmented(session, url, part, meta_path, opts, report)
+      if length then
         local got = core.file_size(part)
         if got ~= length then errors.raise("protocol", string.format("the parts add up to %d bytes, not %d", got or 0, length), { url = url }) end
         result.status, result.bytes, result.segments = 200, got, math.floor(opts.segments)
         if report then report(got, length, true) end
         return verify_and_finish(part, path, meta_path, opts, result)
       end
-      os.remove(part)   -- no ranges here: one stream instead
     end
 
-    local r = single(session, url, part, meta_path, opts, offset, meta, report)
-    if r.status == 416 and offset > 0 and meta and meta.length == offset then
-      -- the part file already holds the whole thing
-      result.status, result.bytes = 200, offset
-      return verify_and_finish(part, path, meta_path, opts, result)
-    end
-    if r.status < 200 or r.status > 299 then
-      errors.raise("status", string.format("the server answered %d %s", r.status, r.reason), { url = r.url, response = r })
-    end
-    local written, restarted, final_size = core.response_download(r._raw)
-    final_size = final_size or core.file_size(part) or 0
-    if restarted then result.resumed_from = 0 end
-    local now_meta = read_meta(meta_path)
-    if now_meta and now_meta.length and now_meta.length ~= final_size then
-      errors.raise("protocol", string.format("the download stopped at %d of %d bytes", final_size, now_meta.length), { url = url })
-    end
-    result.status, result.bytes = r.status, final_size
-    if report then report(final_size, final_size, true) end
+    local status, written = fresh_single(session, url, part, meta_path, opts, report)
+    result.status, result.bytes = status, written
+    if report then report(written, written, true) end
     return verify_and_finish(part, path, meta_path, opts, result)
   end)
 end

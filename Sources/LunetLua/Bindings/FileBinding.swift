@@ -44,6 +44,73 @@ enum FileBinding {
         return 1
     }
 
+    /// core.record_file(part, record_path, text): makes the part file's data durable (fdatasync)
+    /// and only then replaces the record beside it (a temporary file, fsync'd, renamed, and
+    /// the directory fsync'd): a record never names bytes a crash could lose. true, or nil and
+    /// a message.
+    static let record: lunet_SwiftFunction = { L in
+        let L = L!
+        let s = LuaStack(L)
+        guard let part = s.string(1), let path = s.string(2), let text = s.bytes(3) else {
+            return LuaErrorObject.badArgument(L, 1, "record_file", "two paths and a text expected")
+        }
+        func failed(_ what: String) -> Int32 {
+            s.pushNil()
+            s.push("cannot \(what): \(String(cString: strerror(errno)))")
+            return 2
+        }
+        let pfd = open(part, O_RDONLY | O_CLOEXEC)
+        if pfd >= 0 {
+            let synced = fdatasync(pfd) == 0
+            close(pfd)
+            if !synced { return failed("sync '\(part)'") }
+        }
+        let temp = path + ".tmp"
+        let fd = open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        guard fd >= 0 else { return failed("write '\(temp)'") }
+        var done = 0
+        while done < text.count {
+            let n = write(fd, text.baseAddress! + done, text.count - done)
+            if n < 0 {
+                if errno == EINTR { continue }
+                let r = failed("write '\(temp)'")
+                close(fd)
+                unlink(temp)
+                return r
+            }
+            done += n
+        }
+        guard fsync(fd) == 0, close(fd) == 0 else { unlink(temp); return failed("sync '\(temp)'") }
+        guard rename(temp, path) == 0 else { unlink(temp); return failed("rename '\(temp)' to '\(path)'") }
+        let dir = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        let dfd = open(dir.isEmpty ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if dfd >= 0 { fsync(dfd); close(dfd) }
+        s.push(true)
+        return 1
+    }
+
+    /// core.destination_problem(path) -> nothing when a download may be written at `path` (and
+    /// `path`.part beside it), else an error kind and a message: "argument" when `path` is a
+    /// directory or its directory does not exist, "io" when that directory cannot be written.
+    /// Asked before the first byte is requested.
+    static let destinationProblem: lunet_SwiftFunction = { L in
+        let L = L!
+        let s = LuaStack(L)
+        guard let path = s.string(1) else { return LuaErrorObject.badArgument(L, 1, "destination_problem", "path expected") }
+        var info = stat()
+        if path.isEmpty { s.push("argument"); s.push("the destination is an empty path"); return 2 }
+        if stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
+            s.push("argument"); s.push("'\(path)' is a directory: give a file name"); return 2
+        }
+        let dir = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
+        let d = dir.isEmpty ? "/" : dir
+        guard stat(d, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR else {
+            s.push("argument"); s.push("the directory '\(d)' does not exist"); return 2
+        }
+        guard access(d, W_OK | X_OK) == 0 else { s.push("io"); s.push("the directory '\(d)' cannot be written"); return 2 }
+        return 0
+    }
+
     /// core.file_size(path) -> bytes, or nil when there is no such file.
     static let size: lunet_SwiftFunction = { L in
         let L = L!
