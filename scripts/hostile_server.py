@@ -21,6 +21,11 @@ Endpoints:
                     (/hits/K takes status=S, until=N (S only for the first N hits) and
                     retry_after=V (a Retry-After header with S))
   /count            all counters as a JSON object
+  /cut-in-headers, /cut-after-status, /http09, /huge-status, /no-status-code
+                    raw bytes that break HTTP (a header block cut off by FIN, a
+                    reply that is not HTTP, a 7-digit status, a status line
+                    without a code), then the connection closes
+  /redirect-to?url=U  302 to U (any scheme: file:, ftp:, dict:)
 Every method is accepted (a request body is read and discarded).
 """
 import json
@@ -57,6 +62,15 @@ def make_gzip_bomb():
 
 
 BOMB = make_gzip_bomb()
+
+# Replies that break HTTP itself (issue 15: each must end in kind "protocol").
+RAW_REPLIES = {
+    "/cut-in-headers": b"HTTP/1.1 200 OK\r\nContent-Type: text/pl",      # FIN inside the header block
+    "/cut-after-status": b"HTTP/1.1 200 OK\r\n",                            # FIN before any header ends
+    "/http09": b"hello, this is not HTTP at all\n",                          # an HTTP/0.9-style reply
+    "/huge-status": b"HTTP/1.1 2000000 OK\r\nContent-Length: 0\r\n\r\n",  # a status of seven digits
+    "/no-status-code": b"HTTP/1.1 OK\r\nContent-Length: 0\r\n\r\n",       # a status line without a code
+}
 counters = {}
 counters_lock = threading.Lock()
 
@@ -181,6 +195,13 @@ class Handler(BaseHTTPRequestHandler):
         elif path.startswith("/hits-count/"):
             key = unquote(path[len("/hits-count/"):])
             self.json({"key": key, "count": self.count(key, False)})
+        elif path in RAW_REPLIES:
+            # Bytes no HTTP/1.1 server should send, written as they are, then the connection closes.
+            self.close_connection = True
+            self.wfile.write(RAW_REPLIES[path])
+            self.wfile.flush()
+        elif path == "/redirect-to":
+            self.reply(302, "", headers=[("Location", query.get("url", ["/"])[0])])
         elif path == "/count":
             with counters_lock:
                 self.json(dict(counters))

@@ -235,7 +235,14 @@ public final class EventLoop {
                 continue
             }
             guard let t = running[UInt(bitPattern: Int(bitPattern: h))] else { continue }
-            let result: Result<HTTPResponse, LunetError> = code == CURLE_OK ? .success(t.response(from: h)) : .failure(t.error(for: code))
+            let result: Result<HTTPResponse, LunetError>
+            if code != CURLE_OK {
+                result = .failure(t.error(for: code))
+            } else if let cut = t.incompleteReply {
+                result = .failure(cut)
+            } else {
+                result = .success(t.response(from: h))
+            }
             release(h, keeping: code == CURLE_OK ? t.handleProfile : nil)
             t.easy = nil
             t.finish(result)

@@ -32,6 +32,10 @@ public final class Transfer {
     let maxBody: Int?
     /// The status of the response being received (each redirect or 100 starts a new one).
     var currentStatus = 0
+    /// The blank line that ends the current response's header block has arrived. libcurl 7.88
+    /// reports success for a reply cut off inside its headers (status 200, no fields, no body):
+    /// a transfer that ends without it failed (EventLoop checks).
+    var headerBlockEnded = false
 
     // MARK: downloads, uploads, progress
 
@@ -398,6 +402,7 @@ public final class Transfer {
         if end >= 5 && b[0] == 0x48 && b[1] == 0x54 && b[2] == 0x54 && b[3] == 0x50 && b[4] == 0x2F {   // "HTTP/"
             // A new response starts (after a redirect, a 100 Continue, or a proxy's CONNECT).
             statusLine = String(decoding: UnsafeBufferPointer(rebasing: b[0..<end]), as: UTF8.self)
+            headerBlockEnded = false
             headerLines.removeAll()
             body.removeAll()
             // "HTTP/1.1 200 OK": the digits after the first space
@@ -416,7 +421,11 @@ public final class Transfer {
             currentStatus = code
             return n
         }
-        // The blank line that ends the headers (and any line without a colon) is not a field.
+        if end == 0 {
+            headerBlockEnded = true
+            return n
+        }
+        // A line without a colon is not a field.
         guard b[0..<end].contains(0x3A) else { return n }
         headerLines.append(data, end)
         headerLines.append(newline, 1)
@@ -476,8 +485,33 @@ public final class Transfer {
         return HTTPResponse.standardReason(status)
     }
 
+    /// Why a transfer that libcurl finished without an error did not succeed after all, if it did not.
+    var incompleteReply: LunetError? {
+        // A HEAD's or a 1xx-only exchange's head still ends in a blank line; a cut does not.
+        if !headerBlockEnded {
+            return LunetError(.protocol, currentStatus == 0 ? "the server closed the connection before a complete status line"
+                                                            : "the response ended inside its header block (the connection closed before the blank line that ends it)",
+                              url: request.url)
+        }
+        return nil
+    }
+
     func error(for code: CURLcode) -> LunetError {
         if let abortReason { return abortReason }
+        if code == CURLE_UNSUPPORTED_PROTOCOL {
+            // The same code for three different faults: the caller's URL, a redirect lunet will
+            // not follow, and a reply that is not HTTP (HTTP/0.9). Tell them apart by what happened.
+            let scheme = request.url.prefix(while: { $0 != ":" }).lowercased()
+            if scheme != "http" && scheme != "https" {
+                return LunetError(.argument, "only http and https URLs are requested, not \(scheme):", url: request.url)
+            }
+            if (300..<400).contains(currentStatus) {
+                let target = headers["Location"] ?? "another scheme"
+                return LunetError(.redirects, "refused to follow a redirect to \(target): only http and https are followed", url: request.url)
+            }
+            let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: lunet_curl_easy_strerror(code))
+            return LunetError(.protocol, "the reply is not HTTP/1.x or HTTP/2: \(detail)", url: request.url)
+        }
         // libcurl 7.88 refuses a header line over 100 KB with "out of memory" and no detail.
         if code == CURLE_OUT_OF_MEMORY && errorBuffer[0] == 0 {
             return LunetError(.protocol, "a response header line is larger than libcurl accepts (100 KB)", url: request.url)
