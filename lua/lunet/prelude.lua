@@ -90,7 +90,11 @@ function host.finish(main)
     reports[1] = "the script waits for a task that nothing will ever settle"
     code = 1
   end
-  return code, unobserved_reports(reports, main)
+  local before = #reports
+  unobserved_reports(reports, main)
+  -- An unhandled failure fails the script too, unless the script chose "warn".
+  if code == 0 and #reports > before and task._unhandled == "exit" then code = 1 end
+  return code, reports
 end
 
 --- Interactive input: the chunk for `code` (as an expression if it is one), or nil and

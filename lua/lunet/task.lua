@@ -364,6 +364,19 @@ function M._start(fn, ...)
   return t
 end
 
+-- What an unhandled failure (a task that failed with nothing awaiting or catching it) does to a
+-- script: "exit" (the default) ends it with status 1 after the report, as Node.js does with an
+-- unhandled rejection; "warn" reports it and leaves the status alone.
+M._unhandled = os.getenv("LUNET_UNHANDLED") == "warn" and "warn" or "exit"
+
+--- task.on_unhandled("warn" | "exit"): the policy for unhandled failures (see above).
+function M.on_unhandled(mode)
+  if mode ~= "warn" and mode ~= "exit" then
+    errors.argument(1, "on_unhandled", "\"warn\" or \"exit\" expected, got " .. tostring(mode))
+  end
+  M._unhandled = mode
+end
+
 --- Runs fn(...) concurrently, starting on a later turn; a task of its return value.
 function M.spawn(fn, ...)
   check_fn(fn, "spawn")
