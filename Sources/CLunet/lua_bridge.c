@@ -145,3 +145,45 @@ void lunet_interrupt_disarm(lua_State *L) { lua_sethook(L, NULL, 0, 0); }
 void lunet_interrupt_request(void) { interrupt_requested = 1; }
 void lunet_interrupt_clear(void) { interrupt_requested = 0; }
 int lunet_interrupt_pending(void) { return interrupt_requested; }
+
+// ---------------------------------------------------------------------------------------------
+// A deadline for Lua code that may never yield (a test that spins: `lunet test`'s timeouts are
+// otherwise timers, which a loop that never yields never lets run). A count hook on the code's
+// coroutine compares the clock with the deadline every 1000 instructions; past it, it raises a
+// `timeout` error object, and then at every instruction, so no pcall in the code can swallow
+// it. One deadline for the process: tests run one at a time. Coroutines the code creates
+// inherit the hook.
+// ---------------------------------------------------------------------------------------------
+#include <time.h>
+
+static double deadline_at = 0;        // CLOCK_MONOTONIC seconds; 0: none
+static double deadline_seconds = 0;
+
+static double monotonic_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void deadline_hook(lua_State *L, lua_Debug *ar) {
+    (void)ar;
+    if (deadline_at == 0 || monotonic_now() < deadline_at) return;
+    lua_sethook(L, deadline_hook, LUA_MASKCOUNT, 1);
+    lua_createtable(L, 0, 2);
+    lua_pushliteral(L, "timeout");
+    lua_setfield(L, -2, "kind");
+    lua_pushfstring(L, "timed out after %f s (the code never yielded: stopped by the deadline hook)", deadline_seconds);
+    lua_setfield(L, -2, "message");
+    if (lua_getfield(L, LUA_REGISTRYINDEX, "lunet.Error") == LUA_TTABLE) lua_setmetatable(L, -2);
+    else lua_pop(L, 1);
+    BEFORE_RAISE();
+    lua_error(L);
+}
+
+void lunet_deadline_arm(lua_State *L, double seconds) {
+    deadline_seconds = seconds;
+    deadline_at = monotonic_now() + seconds;
+    lua_sethook(L, deadline_hook, LUA_MASKCOUNT, 1000);
+}
+
+void lunet_deadline_clear(void) { deadline_at = 0; }

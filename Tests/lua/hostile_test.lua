@@ -161,13 +161,13 @@ local function no_crash(rc, out, what)
   truthy(not out:find("Fatal error", 1, true), what .. ": no Swift trap\n" .. out)
 end
 
-test("an error in a continuation is reported at the end; the script still exits 0", function()
+test("an error in a continuation is reported at the end, and (unhandled) makes the exit status 1", function()
   local rc, out = child([[
     task.resolved(1):next(function() error("x-in-continuation") end)
     print("main chunk done")
   ]])
   no_crash(rc, out, "continuation")
-  eq(rc, 0, "the main chunk succeeded: exit status\n" .. out)
+  eq(rc, 1, "an unhandled failure: exit status (docs/tasks.md)\n" .. out)
   truthy(out:find("main chunk done", 1, true), "the main chunk ran on\n" .. out)
   truthy(out:find("a task failed and nothing awaited or caught it", 1, true), "reported\n" .. out)
   truthy(out:find("x-in-continuation", 1, true), "with the error's message\n" .. out)

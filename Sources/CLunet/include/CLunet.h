@@ -53,6 +53,12 @@ void lunet_interrupt_disarm(lua_State *L);
 void lunet_interrupt_request(void);
 void lunet_interrupt_clear(void);
 int lunet_interrupt_pending(void);
+/// A deadline for code that may never yield (a spinning test): a count hook on thread L raises
+/// a `timeout` error object once `seconds` have passed, and keeps raising until the code has
+/// unwound. lunet_deadline_clear() lifts it (the hook then costs a clock read per 1000
+/// instructions on the threads that have it).
+void lunet_deadline_arm(lua_State *L, double seconds);
+void lunet_deadline_clear(void);
 
 /// Starts writing a file's range back to disk without waiting (sync_file_range WRITE).
 int lunet_start_writeback(int fd, long long offset, long long length);

@@ -13,7 +13,7 @@ enum CoreModule {
             ("session_new", SessionBinding.new), ("session_derive", SessionBinding.derive),
             ("session_cookies", SessionBinding.cookies), ("session_save_cookies", SessionBinding.saveCookies),
             ("send", TransferBinding.send), ("send_plain", TransferBinding.sendPlain), ("cancel", TransferBinding.cancel),
-            ("events_done", TransferBinding.eventsDone), ("transfer_head", TransferBinding.transferHead),
+            ("events_done", TransferBinding.eventsDone), ("deadline", deadline), ("transfer_head", TransferBinding.transferHead),
             ("websocket_open", WebSocketBinding.open), ("websocket_send", WebSocketBinding.send),
             ("websocket_close", WebSocketBinding.close), ("websocket_pause", WebSocketBinding.pause),
             ("cached_response", TransferBinding.cachedResponse),
@@ -110,6 +110,19 @@ enum CoreModule {
             handle.release?()
         }
         handle.release = nil
+        return 0
+    }
+
+    /// core.deadline(seconds): the running coroutine (and those it creates) is stopped with a
+    /// `timeout` error once `seconds` pass, even if it never yields (lunet test's timeouts);
+    /// core.deadline(nil) lifts it.
+    static let deadline: lunet_SwiftFunction = { L in
+        let L = L!
+        if let seconds = LuaStack(L).number(1), seconds > 0 {
+            lunet_deadline_arm(L, seconds)   // L: the coroutine that called
+        } else {
+            lunet_deadline_clear()
+        }
         return 0
     }
 }

@@ -297,6 +297,9 @@ function M.run_file(path, config, on_test, on_loaded)
         local limit = e.timeout or config.timeout
         local phase = "test"
         local failure = await_task(task.spawn(function()
+          -- A test that never yields never lets its timeout's timer run: a deadline hook on its
+          -- coroutine stops it anyway.
+          if limit and limit > 0 then core.deadline(limit) end
           for _, h in ipairs(e.befores) do
             phase = "before_each"
             protected(h, path)
@@ -304,6 +307,7 @@ function M.run_file(path, config, on_test, on_loaded)
           phase = "test"
           protected(e.fn, path)
         end), limit)
+        core.deadline(nil)
         if failure and phase == "before_each" then failure.message = "in before_each: " .. failure.message end
         if #e.afters > 0 then
           local after_failure = await_task(task.spawn(function()
