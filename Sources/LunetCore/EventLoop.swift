@@ -89,7 +89,23 @@ public final class EventLoop {
         // Keep enough idle connections for a busy script to reuse them all.
         _ = lunet_multi_setopt_long(m, CURLMOPT_MAXCONNECTS, 256)
         multi = m
+        applyConnectionLimits()
         return .success(m)
+    }
+
+    /// Connections open at once to one host, and in all: transfers past them wait inside libcurl
+    /// for a connection to free up instead of opening more (10,000 requests at once used to open
+    /// 10,000 connections, and the server dropped most of them). Every session on this loop
+    /// shares the connections, so the limits are the loop's. 64 per host: curl's --parallel runs
+    /// 50 at a time and wrk-style load tests 64; browsers keep 6 per host, but they pipeline
+    /// pages, not a script's loop. 256 in all, as many as are kept for reuse.
+    public var maxHostConnections = 64 { didSet { applyConnectionLimits() } }
+    public var maxConnections = 256 { didSet { applyConnectionLimits() } }
+
+    private func applyConnectionLimits() {
+        guard let multi else { return }
+        _ = lunet_multi_setopt_long(multi, CURLMOPT_MAX_HOST_CONNECTIONS, maxHostConnections)
+        _ = lunet_multi_setopt_long(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, maxConnections)
     }
 
     @inline(__always)

@@ -611,6 +611,20 @@ function http.websocket(target, opts) return http.websocket_async(target, opts):
 function Session:websocket_async(target, opts) return require("lunet.websocket").open_async(self, target, opts) end
 function Session:websocket(target, opts) return self:websocket_async(target, opts):await() end
 
+--- http.limits{ per_host = N, total = N }: connections open at once to one host and in all,
+--- for every session (they share connections); requests past them wait for a connection.
+--- Returns the limits in force before: { per_host =, total = }. http.limits() only reads them.
+function http.limits(opts)
+  if opts ~= nil and type(opts) ~= "table" then errors.argument(1, "limits", "options table expected, got " .. type(opts)) end
+  opts = opts or {}
+  for k, v in pairs(opts) do
+    if k ~= "per_host" and k ~= "total" then errors.raise("argument", "unknown option '" .. tostring(k) .. "' in http.limits (per_host, total)") end
+    if math.type(v) ~= "integer" or v < 1 then errors.raise("argument", "http.limits: " .. k .. " must be an integer of at least 1") end
+  end
+  local per_host, total = core.limits(opts.per_host, opts.total)
+  return { per_host = per_host, total = total }
+end
+
 --- Diagnostics: { transfers = transfers in flight now }.
 function http.stats()
   return { transfers = core.live_transfers() }

@@ -13,7 +13,7 @@ enum CoreModule {
             ("session_new", SessionBinding.new), ("session_derive", SessionBinding.derive),
             ("session_cookies", SessionBinding.cookies), ("session_save_cookies", SessionBinding.saveCookies),
             ("send", TransferBinding.send), ("send_plain", TransferBinding.sendPlain), ("cancel", TransferBinding.cancel),
-            ("events_done", TransferBinding.eventsDone), ("deadline", deadline), ("transfer_head", TransferBinding.transferHead),
+            ("events_done", TransferBinding.eventsDone), ("deadline", deadline), ("limits", limits), ("transfer_head", TransferBinding.transferHead),
             ("websocket_open", WebSocketBinding.open), ("websocket_send", WebSocketBinding.send),
             ("websocket_close", WebSocketBinding.close), ("websocket_pause", WebSocketBinding.pause),
             ("cached_response", TransferBinding.cachedResponse),
@@ -111,6 +111,20 @@ enum CoreModule {
         }
         handle.release = nil
         return 0
+    }
+
+    /// core.limits([per_host, total]) -> per_host, total: the loop's connection limits (the ones
+    /// in force before, when new ones are given; nil keeps one as it is).
+    static let limits: lunet_SwiftFunction = { L in
+        let L = L!
+        let s = LuaStack(L)
+        let loop = LuaHost.from(L).loop
+        let before = (loop.maxHostConnections, loop.maxConnections)
+        if let n = s.integer(1) { loop.maxHostConnections = n }
+        if let n = s.integer(2) { loop.maxConnections = n }
+        s.push(before.0)
+        s.push(before.1)
+        return 2
     }
 
     /// core.deadline(seconds): the running coroutine (and those it creates) is stopped with a
