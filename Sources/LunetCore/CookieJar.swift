@@ -1,4 +1,5 @@
 import CLunet
+import Glibc
 
 /// A session's cookies: a curl share handle holding cookies for every transfer of the session
 /// (and of the sessions derived from it), optionally loaded from and saved to a Netscape cookie
@@ -21,7 +22,11 @@ public final class CookieJar {
     }
 
     deinit {
-        save()
+        // The last chance to save: nobody can be told but standard error.
+        if let problem = save() {
+            var line = "lunet: \(problem.message)\n"
+            line.withUTF8 { _ = Glibc.write(2, $0.baseAddress, $0.count) }
+        }
         lunet_curl_share_cleanup(share)
     }
 
@@ -31,13 +36,19 @@ public final class CookieJar {
         _ = lunet_easy_setopt_str(h, CURLOPT_COOKIEFILE, "")
     }
 
-    /// Writes the jar to its file (curl writes a temporary file and renames it into place).
-    public func save() {
-        guard let file else { return }
-        withHandle { h in
-            _ = lunet_easy_setopt_str(h, CURLOPT_COOKIEJAR, file)
-            _ = lunet_easy_setopt_str(h, CURLOPT_COOKIELIST, "FLUSH")
+    /// Writes the jar to its file, in the Netscape format curl reads (`curl -b FILE`): lunet
+    /// writes it itself rather than with curl's FLUSH, which creates the file with the umask's
+    /// mode and reports no failure. The file is 0600 (cookies are credentials), replaced
+    /// atomically; on failure (a full disk) the old file stays and the error says why.
+    @discardableResult
+    public func save() -> LunetError? {
+        guard let file else { return nil }
+        var text = "# Netscape HTTP Cookie File\n# Written by lunet. Cookies are credentials: this file is private (0600).\n\n"
+        for line in all() { text += line + "\n" }
+        if let problem = PrivateFile.write(file, text) {
+            return LunetError(.io, "cannot save the cookies: \(problem.message)")
         }
+        return nil
     }
 
     /// Every cookie in Netscape format, one line each.

@@ -419,19 +419,11 @@ function Recorder:encode(opts)
   return json.encode(self:har(opts), { pretty = true }) .. "\n"
 end
 
---- Writes the HAR file (through a temporary file renamed into place). opts.mask_secrets:
---- default true. Returns true, or nil and a message.
+--- Writes the HAR file: 0600 (a recording holds requests and responses, secrets or not),
+--- through a temporary file renamed into place. opts.mask_secrets: default true. Returns true,
+--- or nil and a message.
 function Recorder:write(path, opts)
-  local text = self:encode(opts)
-  local tmp = path .. ".tmp"
-  local f, err = io.open(tmp, "wb")
-  if not f then return nil, err end
-  local ok, werr = f:write(text)
-  f:close()
-  if not ok then os.remove(tmp); return nil, werr end
-  local renamed, rerr = os.rename(tmp, path)
-  if not renamed then os.remove(tmp); return nil, rerr end
-  return true
+  return require("lunet.core").write_private(path, self:encode(opts))
 end
 
 return M

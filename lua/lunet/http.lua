@@ -495,7 +495,9 @@ end
 
 --- The session's cookies, one Netscape cookie-file line each.
 function Session:cookies() return core.session_cookies(self._core) end
-function Session:save_cookies() core.session_save_cookies(self._core) end
+--- Writes the session's cookie file now (0600, atomically); raises kind io when it cannot
+--- (the old file then stays as it was).
+function Session:save_cookies() return core.session_save_cookies(self._core) end
 
 function Session:__tostring()
   return "session (" .. (self.base_url or "no base_url") .. ")"

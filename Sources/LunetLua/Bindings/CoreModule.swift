@@ -26,7 +26,7 @@ enum CoreModule {
             ("cache_clear", CacheBinding.clear), ("cache_purge", CacheBinding.purge), ("cache_entries", CacheBinding.entries),
             ("response_cache", ResponseBinding.cacheStatus),
             ("sha256_file", FileBinding.sha256), ("finalize_file", FileBinding.finalize), ("file_size", FileBinding.size), ("record_file", FileBinding.record),
-            ("destination_problem", FileBinding.destinationProblem), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
+            ("destination_problem", FileBinding.destinationProblem), ("write_private", FileBinding.writePrivate), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
         ]
         s.newTable(hash: Int32(functions.count))
         for (name, fn) in functions {

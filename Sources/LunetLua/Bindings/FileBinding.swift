@@ -111,6 +111,21 @@ enum FileBinding {
         return 0
     }
 
+    /// core.write_private(path, text) -> true, or nil and a message: a file that can hold secrets
+    /// (a HAR recording), 0600, replaced atomically (PrivateFile).
+    static let writePrivate: lunet_SwiftFunction = { L in
+        let L = L!
+        let s = LuaStack(L)
+        guard let path = s.string(1), let text = s.bytes(2) else { return LuaErrorObject.badArgument(L, 1, "write_private", "a path and a text expected") }
+        if let problem = PrivateFile.write(path, UnsafeRawBufferPointer(text)) {
+            s.pushNil()
+            s.push(problem.message)
+            return 2
+        }
+        s.push(true)
+        return 1
+    }
+
     /// core.file_size(path) -> bytes, or nil when there is no such file.
     static let size: lunet_SwiftFunction = { L in
         let L = L!

@@ -67,8 +67,12 @@ enum SessionBinding {
         guard let session = LuaUserdata.get(L, 1, Session.self, metatable: metatable) else {
             return LuaErrorObject.badArgument(L, 1, "save_cookies", "session expected")
         }
-        session.cookies?.save()
-        return 0
+        if let problem = session.cookies?.save() {
+            LuaErrorObject.push(L, problem)
+            return LUNET_RAISE
+        }
+        LuaStack(L).push(true)
+        return 1
     }
 
     enum CookieChoice { case none, memory, file(String) }
