@@ -70,6 +70,8 @@ public struct TransferOptions: Sendable, Equatable {
     public var proxy: String?
     public var httpVersion: HTTPVersionPreference?
     public var decompress: Bool?
+    /// Keep the request head as libcurl sent it (HAR recordings; see Transfer.capturesSentHead).
+    public var recordsSentHead: Bool?
 
     public init() {}
 
@@ -86,6 +88,7 @@ public struct TransferOptions: Sendable, Equatable {
         if let proxy { r.proxy = proxy }
         if let httpVersion { r.httpVersion = httpVersion }
         if let decompress { r.decompress = decompress }
+        if let recordsSentHead { r.recordsSentHead = recordsSentHead }
         return r
     }
 

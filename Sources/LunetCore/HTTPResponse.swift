@@ -1,5 +1,7 @@
 /// What came back. The body stays in one buffer until someone asks for it.
 public final class HTTPResponse {
+    /// The request head exactly as libcurl sent it (set for recorded transfers only).
+    public var sentHead: String?
     public struct Timings: Sendable {
         /// Seconds from the start of the transfer to each point (curl's *_TIME_T values).
         public var dns = 0.0, connect = 0.0, tls = 0.0, ttfb = 0.0, total = 0.0

@@ -45,6 +45,10 @@ public final class Transfer {
     public var streamChunks = false
     /// Whether curl reports progress (see `progress`).
     public var wantsProgress = false
+    /// Keep the request head exactly as libcurl sent it (HAR recordings: it has the Cookie
+    /// header the jar added, which the prepared request does not). The last one, after redirects.
+    var capturesSentHead: Bool { request.options.recordsSentHead == true }
+    let sentHead = ByteBuffer()
     /// Runs on the loop when progress or chunks are waiting, with the chunks that arrived since
     /// the last call. It hands them to a consumer; nothing more is handed over until the
     /// consumer says it is done (`consumerFinished`), so a consumer that waits never sees a
@@ -126,7 +130,7 @@ public final class Transfer {
     }
 
     var profile: Profile? {
-        guard case .none = request.body, fileTarget == nil, !wantsProgress, !streamChunks else { return nil }
+        guard case .none = request.body, fileTarget == nil, !wantsProgress, !streamChunks, !capturesSentHead else { return nil }
         return Profile(method: request.method, options: request.options)
     }
 
@@ -185,6 +189,11 @@ public final class Transfer {
             check(lunet_easy_setopt_long(h, CURLOPT_NOPROGRESS, 0))
             check(lunet_easy_setopt_xferinfo(h, CURLOPT_XFERINFOFUNCTION, transferProgressCallback))
             check(lunet_easy_setopt_ptr(h, CURLOPT_XFERINFODATA, me))
+        }
+        if capturesSentHead {
+            check(lunet_easy_setopt_long(h, CURLOPT_VERBOSE, 1))
+            check(lunet_easy_setopt_debug(h, CURLOPT_DEBUGFUNCTION, transferDebugCallback))
+            check(lunet_easy_setopt_ptr(h, CURLOPT_DEBUGDATA, me))
         }
         if let target = fileTarget {
             if let problem = target.open() { return problem }
@@ -472,6 +481,7 @@ public final class Transfer {
         if let target = fileTarget, target.hasBegun {
             response.download = (written: target.written, restarted: target.restarted, size: target.offset)
         }
+        if capturesSentHead { response.sentHead = sentHead.string }
         return response
     }
 
@@ -545,6 +555,15 @@ private let transferReadCallback: curl_read_callback = { buffer, size, count, us
 private let transferProgressCallback: curl_xferinfo_callback = { user, dltotal, dlnow, ultotal, ulnow in
     let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
     transfer.reportProgress(Int64(dltotal), Int64(dlnow), Int64(ultotal), Int64(ulnow))
+    return 0
+}
+
+/// Only the request heads (CURLINFO_HEADER_OUT) are kept; verbose text and data are ignored.
+private let transferDebugCallback: curl_debug_callback = { _, type, data, size, user in
+    guard Int32(type.rawValue) == lunet_info_header_out(), let data, let user else { return 0 }
+    let transfer = Unmanaged<Transfer>.fromOpaque(user).takeUnretainedValue()
+    transfer.sentHead.removeAll()   // a redirect's request replaces the one before
+    transfer.sentHead.append(data, size)
     return 0
 }
 

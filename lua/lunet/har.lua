@@ -13,11 +13,10 @@ local url = require "lunet.url"
 
 local M = {}
 
---- Header names whose values are replaced by "***" (lower case).
-M.SECRET_HEADERS = { authorization = true, ["proxy-authorization"] = true, cookie = true, ["set-cookie"] = true }
---- Query (and form) parameter names whose values are replaced by "***" (lower case).
-M.SECRET_PARAMS = { token = true, password = true, secret = true, api_key = true }
-M.MASK = "***"
+-- Which names are secrets' (headers, parameters, form fields, JSON keys): lunet.secrets, the
+-- rule history and r:curl() use too.
+local secrets = require "lunet.secrets"
+M.MASK = secrets.MASK
 
 local function lunet_version()
   local ok, core = pcall(require, "lunet.core")
@@ -118,9 +117,21 @@ local function is_response(v)
   return type(v) == "table" and type(mt) == "table" and rawget(mt, "__name") == "lunet.Response"
 end
 
+-- The header lines of a request head as libcurl sent it ("GET / HTTP/1.1\r\nHost: ...").
+local function sent_header_list(head)
+  local list = {}
+  for line in string.gmatch(head, "[^\r\n]+") do
+    local name, value = string.match(line, "^([^:%s]+):%s*(.*)$")
+    if name then list[#list + 1] = { name, value } end
+  end
+  return list
+end
+
 local function copy_request(q)
   q = q or {}
-  local c = { method = q.method or "GET", url = q.url or "", headers = header_list(q.headers), body = q.body }
+  -- What went on the wire when it is known (the jar's Cookie, Host, the headers curl adds).
+  local headers = q.sent_head and sent_header_list(q.sent_head) or header_list(q.headers)
+  local c = { method = q.method or "GET", url = q.url or "", headers = headers, body = q.body }
   if type(q.multipart) == "table" then
     c.multipart = {}
     for i, p in ipairs(q.multipart) do
@@ -201,20 +212,19 @@ local function ms(seconds) return math.floor(seconds * 1000 * 1000 + 0.5) / 1000
 
 -- Masks secret parameters in a query string (or form body); keeps everything else as sent.
 local function mask_query(q, mask)
-  if not mask or not q then return q end
-  return (string.gsub(q, "([^&;=]*)=([^&;]*)", function(name, value)
-    if M.SECRET_PARAMS[string.lower(url.decode(name, true))] then return name .. "=" .. M.MASK end
-    return name .. "=" .. value
-  end))
+  if not mask then return q end
+  return secrets.mask_query(q)
 end
 
 local function mask_url(u, mask)
   if not mask then return u end
-  local before, mark, query, fragment = string.match(u, "^([^?#]*)(%??)([^#]*)(.*)$")
-  if not before then return u end
-  -- a password in the URL: scheme://user:password@host
-  before = string.gsub(before, "^(%a[%w+.-]*://[^/@:]*:)[^/@]*@", "%1" .. M.MASK .. "@")
-  return before .. mark .. mask_query(query, true) .. fragment
+  return secrets.mask_url(u)
+end
+
+-- A body's text with the values of secret keys masked when it is JSON.
+local function mask_body(text, mime, mask)
+  if not mask or not mime or not string.find(string.lower(mime), "json", 1, true) then return text end
+  return secrets.mask_json_text(text)
 end
 
 local function params_of(q, mask)
@@ -222,7 +232,7 @@ local function params_of(q, mask)
   for pair in string.gmatch(q or "", "[^&]+") do
     local name, value = string.match(pair, "^([^=]*)=?(.*)$")
     name, value = utf8_text(url.decode(name, true)), utf8_text(url.decode(value, true))
-    if mask and M.SECRET_PARAMS[string.lower(name)] then value = M.MASK end
+    if mask and secrets.is_secret_name(name) then value = M.MASK end
     out[#out + 1] = { name = name, value = value }
   end
   return out
@@ -232,7 +242,7 @@ local function headers_of(list, mask)
   local out = json.array()
   for _, f in ipairs(list) do
     local name, value = utf8_text(f[1]), utf8_text(f[2])
-    if mask and M.SECRET_HEADERS[string.lower(name)] then value = M.MASK end
+    if mask then value = secrets.mask_header(name, value) end
     if mask and string.lower(name) == "location" then value = mask_url(value, true) end
     out[#out + 1] = { name = name, value = value }
   end
@@ -293,7 +303,7 @@ local function post_data(q, mask)
       if p.file or p.filename then item.fileName = utf8_text(p.filename or string.match(p.file, "[^/]*$")) end
       if p.content_type then item.contentType = utf8_text(p.content_type) end
       if p.data and not p.filename and not p.file then
-        item.value = (mask and M.SECRET_PARAMS[string.lower(tostring(p.name))]) and M.MASK or utf8_text(p.data)
+        item.value = (mask and secrets.is_secret_name(tostring(p.name))) and M.MASK or utf8_text(p.data)
       end
       params[#params + 1] = item
     end
@@ -307,6 +317,7 @@ local function post_data(q, mask)
     d.params = params_of(body, mask)
   end
   local text, encoding = body_text(body)
+  if not encoding then text = mask_body(text, mime, mask) end
   d.text = text
   if encoding then d._encoding = encoding end
   return d

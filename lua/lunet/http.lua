@@ -276,6 +276,8 @@ local function attempt_async(session, opts, req)
   end
   local t = task.new()
   t.url = req.url
+  -- A recorded request keeps the head libcurl sent (with the jar's Cookie) for the HAR.
+  req.record_head = #recorders > 0 or nil
   -- Each attempt (retries send `req` again) gets a consumer for its own task.
   if req.events_handler then req.on_events = events_consumer(req.events_handler, t) end
   local started = #recorders > 0 and require("lunet.har").now() or nil

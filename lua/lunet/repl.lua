@@ -74,12 +74,10 @@ end
 -- History -------------------------------------------------------------------------------------
 
 --- Whether a line may go into the history file (no secrets on disk).
+-- A line that holds a secret is left out of the history file whole (lunet.secrets decides):
+-- a masked line would replay as something else than what was typed.
 function M.may_remember(line)
-  local lower = line:lower()
-  for _, word in ipairs({ "authorization", "token", "password", "passwd", "secret", "bearer", "api_key", "apikey" }) do
-    if lower:find(word, 1, true) then return false end
-  end
-  return true
+  return not require("lunet.secrets").line_has_secret(line)
 end
 
 -- Dot-commands --------------------------------------------------------------------------------

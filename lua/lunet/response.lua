@@ -44,20 +44,37 @@ local function quote(s)
   return "'" .. string.gsub(s, "'", "'\\''") .. "'"
 end
 
---- The same request as a curl command line, to share or to replay outside lunet.
-function Response:curl()
+--- The same request as a curl command line, to share or to replay outside lunet. Secrets are
+--- masked (credentials in headers, URL passwords, secret query, form, multipart and JSON
+--- fields: lunet.secrets decides), so the line can be pasted safely; r:curl{ reveal = true }
+--- shows them.
+function Response:curl(opts)
+  if opts ~= nil and type(opts) ~= "table" then error("r:curl takes an options table ({ reveal = true })", 2) end
+  local reveal = opts ~= nil and opts.reveal == true
+  local secrets = require "lunet.secrets"
   local q = self.request
   local parts = { "curl" }
   if q.method == "HEAD" then parts[#parts + 1] = "-I"
   elseif q.method ~= "GET" and not (q.method == "POST" and (q.body or q.multipart)) then parts[#parts + 1] = "-X " .. q.method end
-  parts[#parts + 1] = quote(q.url)
+  parts[#parts + 1] = quote(reveal and q.url or secrets.mask_url(q.url))
+  local content_type = ""
   for _, field in ipairs(q.headers:list()) do
-    parts[#parts + 1] = "-H " .. quote(field[1] .. ": " .. field[2])
+    if string.lower(field[1]) == "content-type" then content_type = string.lower(field[2]) end
+    local value = reveal and field[2] or secrets.mask_header(field[1], field[2])
+    parts[#parts + 1] = "-H " .. quote(field[1] .. ": " .. value)
   end
-  if q.body then parts[#parts + 1] = "--data-binary " .. quote(q.body) end
+  if q.body then
+    local body = q.body
+    if not reveal then
+      if content_type:find("x-www-form-urlencoded", 1, true) then body = secrets.mask_query(body)
+      elseif content_type:find("json", 1, true) then body = secrets.mask_json_text(body) end
+    end
+    parts[#parts + 1] = "--data-binary " .. quote(body)
+  end
   for _, part in ipairs(q.multipart or {}) do
     local spec
-    if part.file then spec = part.name .. "=@" .. part.file else spec = part.name .. "=" .. part.data end
+    if part.file then spec = part.name .. "=@" .. part.file
+    else spec = part.name .. "=" .. ((not reveal and secrets.is_secret_name(part.name)) and secrets.MASK or part.data) end
     if part.filename and not part.file then spec = spec .. ";filename=" .. part.filename end
     if part.content_type then spec = spec .. ";type=" .. part.content_type end
     parts[#parts + 1] = "-F " .. quote(spec)

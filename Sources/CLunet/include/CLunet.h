@@ -203,6 +203,9 @@ static inline CURLcode lunet_easy_setopt_slist(CURL *h, CURLoption o, struct cur
 static inline CURLcode lunet_easy_setopt_write(CURL *h, CURLoption o, curl_write_callback f) { return lunet_curl.easy_setopt(h, o, f); }
 static inline CURLcode lunet_easy_setopt_read(CURL *h, CURLoption o, curl_read_callback f) { return lunet_curl.easy_setopt(h, o, f); }
 static inline CURLcode lunet_easy_setopt_xferinfo(CURL *h, CURLoption o, curl_xferinfo_callback f) { return lunet_curl.easy_setopt(h, o, f); }
+static inline CURLcode lunet_easy_setopt_debug(CURL *h, CURLoption o, curl_debug_callback f) { return lunet_curl.easy_setopt(h, o, f); }
+/// CURLINFO_HEADER_OUT, as a plain int for Swift (curl_infotype is an enum).
+static inline int lunet_info_header_out(void) { return CURLINFO_HEADER_OUT; }
 static inline CURLcode lunet_easy_getinfo_long(CURL *h, CURLINFO i, long *v) { return lunet_curl.easy_getinfo(h, i, v); }
 static inline CURLcode lunet_easy_getinfo_off(CURL *h, CURLINFO i, curl_off_t *v) { return lunet_curl.easy_getinfo(h, i, v); }
 static inline CURLcode lunet_easy_getinfo_str(CURL *h, CURLINFO i, char **v) { return lunet_curl.easy_getinfo(h, i, v); }

@@ -154,6 +154,8 @@ enum ResponseBinding {
         s.set(-1, "url", r.request.url)
         pushFlat(L, r.request.headers)
         s.setRawField(-2, "headers")
+        // What libcurl really sent (recorded transfers): its header lines, the jar's Cookie too.
+        if let head = r.sentHead { s.set(-1, "sent_head", head) }
         switch r.request.body {
         case .bytes(let b):
             s.push(b)

@@ -306,6 +306,7 @@ enum TransferBinding {
         case "proxy": guard let v = s.string(-1) else { return false }; o.proxy = v
         case "http_version": guard let v = s.string(-1) else { return false }; o.httpVersion = HTTPVersionPreference(rawValue: v)
         case "decompress": o.decompress = s.bool(-1)
+        case "record_head": o.recordsSentHead = s.bool(-1)
         default: return false
         }
         return true

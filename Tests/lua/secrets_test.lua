@@ -1,0 +1,86 @@
+-- One rule for what is secret (lunet.secrets), used by the prompt's history, HAR recordings and
+-- r:curl(): credential-like names by what they contain, URL passwords, JSON fields.
+local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
+local test = test or h.test
+local eq, truthy = h.eq, h.truthy
+local BIN = h.env("LUNET_HTTPBIN")
+local secrets = require "lunet.secrets"
+
+test("names: credentials by what they contain, not a short list", function()
+  for _, name in ipairs({ "Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie", "X-Api-Key", "api_key", "apikey",
+                          "access_token", "refresh-token", "client_secret", "db_password", "passphrase", "X-Auth-Token",
+                          "session_id", "aws_secret_access_key", "X-Amz-Security-Token", "pwd", "key" }) do
+    truthy(secrets.is_secret_name(name), name .. " is a secret's name")
+  end
+  for _, name in ipairs({ "Accept", "Content-Type", "page", "user", "keyboard", "monkey", "title", "X-Request-Id" }) do
+    truthy(not secrets.is_secret_name(name), name .. " is not")
+  end
+end)
+
+test("prompt lines: what holds a secret", function()
+  for _, line in ipairs({ 'http.session{ auth = { basic = { "alice", "pw" } } }', 'u = "https://a:b@host/"',
+                          'h = { ["X-Api-Key"] = "k" }', 'http.get(u .. "?access_key=1")', 'x.password = "p"',
+                          's.headers.Authorization = "Bearer abc"', 'c = { Cookie = "a=b" }' }) do
+    truthy(secrets.line_has_secret(line), line)
+  end
+  for _, line in ipairs({ 'r = http.get("http://127.0.0.1:8080/get")', 'print(r.status)', 'x = { page = 2 }' }) do
+    truthy(not secrets.line_has_secret(line), line)
+  end
+end)
+
+local function entry(doc, i) return doc.log.entries[i] end
+local function header(list, name)
+  for _, hd in ipairs(list) do if hd.name:lower() == name:lower() then return hd.value end end
+end
+
+test("HAR: the Cookie header the jar sent is recorded (masked), and new credential names are masked", function()
+  local path = os.tmpname()
+  local s = http.session{ cookies = true }
+  s:get(BIN .. "/cookies/set?sid=jar-cookie-value")          -- the jar now holds sid
+  local rec = http.record(path)
+  s:get(BIN .. "/get?access_token=tok-q&apikey=key-q&page=2", { headers = { ["X-Api-Key"] = "key-h" } })
+  s:post(BIN .. "/post", { json = { user = "me", password = "pw-json", nested = { client_secret = "cs" } } })
+  rec.stop()
+  local hf = io.open(path)
+  local doc = json.decode(hf:read("a"))
+  hf:close()
+  local e1, e2 = entry(doc, 1), entry(doc, 2)
+  eq(header(e1.request.headers, "Cookie"), "***", "the jar's Cookie header, masked")
+  eq(header(e1.request.headers, "X-Api-Key"), "***", "X-Api-Key masked")
+  eq(e1.request.url, BIN .. "/get?access_token=***&apikey=***&page=2", "query secrets masked")
+  local body = json.decode(e2.request.postData.text)
+  eq({ body.user, body.password, body.nested.client_secret }, { "me", "***", "***" }, "JSON body secrets masked")
+  -- (httpbin echoes what it got in its response bodies, which a HAR keeps as received.)
+  local requests_only = json.encode({ e1.request, e2.request })
+  for _, secret in ipairs({ "jar-cookie-value", "tok-q", "key-q", "key-h", "pw-json" }) do
+    truthy(not requests_only:find(secret, 1, true), secret .. " is not in the recorded requests")
+  end
+  -- Unmasked on request, the real Cookie header is there.
+  local raw = http.record(path .. ".raw", { mask_secrets = false })
+  s:get(BIN .. "/get")
+  raw.stop()
+  local g = io.open(path .. ".raw")
+  local doc2 = json.decode(g:read("a"))
+  g:close()
+  eq(header(doc2.log.entries[1].request.headers, "Cookie"), "sid=jar-cookie-value", "mask_secrets = false keeps it")
+  os.remove(path)
+  os.remove(path .. ".raw")
+end)
+
+test("r:curl() masks credentials by default; { reveal = true } shows them", function()
+  local r = http.session{ auth = { bearer = "bearer-tok" } }:post("http://u:url-pw@" .. BIN:gsub("^http://", "") .. "/post",
+    { form = { user = "me", password = "form-pw" } })
+  local line = r:curl()
+  for _, secret in ipairs({ "bearer-tok", "url-pw", "form-pw" }) do
+    truthy(not line:find(secret, 1, true), secret .. " masked in: " .. line)
+  end
+  truthy(line:find("user=me", 1, true), "the rest stays: " .. line)
+  local shown = r:curl{ reveal = true }
+  for _, secret in ipairs({ "bearer-tok", "url-pw", "form-pw" }) do
+    truthy(shown:find(secret, 1, true), secret .. " shown with reveal: " .. shown)
+  end
+  local b = http.session{ auth = { basic = { "alice", "basic-pw" } } }:get(BIN .. "/get")
+  truthy(not b:curl():find("YWxpY2U6YmFzaWMtcHc=", 1, true), "basic credentials masked: " .. b:curl())
+end)
+
+if h.done then h.done() end

@@ -1,0 +1,99 @@
+-- What is a secret, decided once for everything lunet prints or records: the prompt's history,
+-- HAR recordings, r:curl(). Pure: strings in, strings out.
+--
+-- A name is a credential's by what it contains, not by a short list of exact names:
+-- "X-Api-Key", "api_key", "apikey", "access_token", "Proxy-Authorization", "session_id",
+-- "client_secret", "db-password" all are. Names are compared lower-cased, without "-", "_", "."
+-- and spaces.
+local M = {}
+
+M.MASK = "***"
+
+-- Words that make a name a credential's wherever they appear in it.
+local WORDS = { "authorization", "authentication", "cookie", "token", "secret", "password", "passwd",
+                "passphrase", "apikey", "accesskey", "privatekey", "credential", "sessionid", "signature" }
+-- Short names that are credentials only on their own.
+local EXACT = { auth = true, pwd = true, pass = true, sid = true, key = true, jwt = true, otp = true }
+
+local function normal(name) return (string.gsub(string.lower(name), "[-_%. ]", "")) end
+
+--- True when a header, field, parameter or key name names a credential.
+function M.is_secret_name(name)
+  if type(name) ~= "string" then return false end
+  local n = normal(name)
+  if EXACT[n] then return true end
+  for _, word in ipairs(WORDS) do
+    if string.find(n, word, 1, true) then return true end
+  end
+  return false
+end
+
+local function decode(s)
+  return (string.gsub(string.gsub(s, "+", " "), "%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end))
+end
+
+--- A query string or form body with the values of secret names masked; the rest as sent.
+function M.mask_query(q)
+  if not q then return q end
+  return (string.gsub(q, "([^&;=]*)=([^&;]*)", function(name, value)
+    if M.is_secret_name(decode(name)) then return name .. "=" .. M.MASK end
+    return name .. "=" .. value
+  end))
+end
+
+--- A URL with its userinfo password and its secret query parameters masked.
+function M.mask_url(u)
+  if type(u) ~= "string" then return u end
+  local before, mark, query, fragment = string.match(u, "^([^?#]*)(%??)([^#]*)(.*)$")
+  if not before then return u end
+  before = string.gsub(before, "^(%a[%w+.-]*://[^/@:]*:)[^/@]*@", "%1" .. M.MASK .. "@")
+  return before .. mark .. M.mask_query(query) .. fragment
+end
+
+-- Masks, in place, the values of secret keys anywhere in a decoded JSON value.
+local function mask_tree(v)
+  if type(v) ~= "table" then return v end
+  for k, item in pairs(v) do
+    if type(k) == "string" and M.is_secret_name(k) and type(item) ~= "table" then
+      v[k] = M.MASK
+    else
+      mask_tree(item)
+    end
+  end
+  return v
+end
+
+--- A JSON text with the values of secret keys masked (re-encoded), or the text as it was when
+--- it is not JSON.
+function M.mask_json_text(text)
+  local json = require "lunet.json"
+  local ok, value = pcall(json.decode, text)
+  if not ok or type(value) ~= "table" then return text end
+  local encoded_ok, out = pcall(json.encode, mask_tree(value))
+  return encoded_ok and out or text
+end
+
+--- A header's value as it may be shown: masked whole when the header is a credential's.
+function M.mask_header(name, value)
+  if M.is_secret_name(name) then return M.MASK end
+  return value
+end
+
+--- True when a line of Lua typed at the prompt holds a secret: an auth table, a URL with a
+--- password, a credential-named field, key or header given a value ("password = ...",
+--- ["X-Api-Key"] = ..., "Authorization: ...", ?api_key=...), or a bearer or basic credential.
+function M.line_has_secret(line)
+  if string.find(line, "%f[%w_]auth%s*=") then return true end
+  if string.find(line, "%a[%w+.-]*://[^/%s\"'@]*:[^/%s\"'@]*@") then return true end
+  if string.find(string.lower(line), "bearer%s+[%w%-%._~+/]+") then return true end
+  -- identifiers or quoted names followed by = or : (a field, a key, a header line, a parameter)
+  for name in string.gmatch(line, "([%a_][%w_%-]*)%s*[\"'%]]*%s*[=:]") do
+    if M.is_secret_name(name) then return true end
+  end
+  for name in string.gmatch(line, "[?&]([^=&%s\"']+)=") do
+    if M.is_secret_name(name) then return true end
+  end
+  return false
+end
+
+return M
