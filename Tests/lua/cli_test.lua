@@ -92,9 +92,9 @@ test("piped lines run in the REPL without a prompt", function()
   eq(out, "21\n1\n2\n", "values and multi-line input")
 end)
 
-test("a failure nobody awaited is reported at the end", function()
+test("a failure nobody awaited is reported at the end, and the exit status is 1", function()
   local code, out = h.run(LUNET .. [[ -e 'local t = task.spawn(function() error("lost") end)']])
-  eq(code, 0, "the script itself succeeded")
+  eq(code, 1, "an unhandled failure fails the script (docs/tasks.md)")
   truthy(out:find("nothing awaited or caught it", 1, true) and out:find("lost", 1, true), out)
 end)
 
