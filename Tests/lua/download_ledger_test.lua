@@ -14,27 +14,13 @@ local work = os.tmpname()
 os.remove(work)
 os.execute("mkdir -p " .. work)
 
-local function sha256sum(path)
-  local _, out = h.run("sha256sum " .. path)
-  return out:match("^(%x+)")
-end
-local function apparent(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local n = f:seek("end")
-  f:close()
-  return n
-end
+local sha256sum, apparent = h.sha256sum, h.file_size
 -- Bytes actually allocated on disk (a sparse file's holes take none).
 local function allocated(path)
   local code, out = h.run("stat -c %b " .. path .. " 2>/dev/null")
   return code == 0 and tonumber(out:match("%d+")) * 512 or 0
 end
-local function make_file(name, megabytes)
-  local path = WWW .. "/" .. name
-  h.run(string.format("head -c %d /dev/urandom > %s", megabytes * MB, path))
-  return sha256sum(path)
-end
+local function make_file(name, megabytes) return h.random_file(WWW .. "/" .. name, megabytes * MB) end
 local function log_size() return apparent(LOG) or 0 end
 -- Bytes nginx sent for `uri` since `from` bytes into its log.
 local function sent_since(uri, from)

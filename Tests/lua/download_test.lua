@@ -13,22 +13,11 @@ local work = os.tmpname()
 os.remove(work)
 os.execute("mkdir -p " .. work)
 
-local function sha256sum(path)
-  local _, out = h.run("sha256sum " .. path)
-  return out:match("^(%x+)")
-end
-local function size(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local n = f:seek("end")
-  f:close()
-  return n
-end
+local sha256sum, size = h.sha256sum, h.file_size
 local function exists(path) return size(path) ~= nil end
 local function make_file(name, megabytes)
   local path = WWW .. "/" .. name
-  h.run(string.format("head -c %d /dev/urandom > %s", megabytes * 1024 * 1024, path))
-  return path, sha256sum(path)
+  return path, h.random_file(path, megabytes * 1024 * 1024)
 end
 -- nginx log lines for a URI since `from` bytes into the log: { status, bytes, range }
 local function log_lines(uri, from)

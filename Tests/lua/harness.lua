@@ -88,6 +88,35 @@ function H.lunet()
   return arg[i]
 end
 
+--- Files, for tests that write and compare them.
+function H.read_file(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local s = f:read("a")
+  f:close()
+  return s
+end
+
+--- A file's length in bytes (its apparent size), or nil when there is none.
+function H.file_size(path)
+  local f = io.open(path, "rb")
+  if not f then return nil end
+  local n = f:seek("end")
+  f:close()
+  return n
+end
+
+function H.sha256sum(path)
+  local _, out = H.run("sha256sum " .. path)
+  return out:match("^(%x+)")
+end
+
+--- Writes `bytes` random bytes to `path`; returns its sha256.
+function H.random_file(path, bytes)
+  H.run(string.format("head -c %d /dev/urandom > %s", bytes, path))
+  return H.sha256sum(path)
+end
+
 --- Starts scripts/NAME (a test server that prints its port on its first line); returns the
 --- pipe, its pid and the port. The pid comes from the shell, the port from the server: each on
 --- a stream of its own, so their order cannot be mixed up.

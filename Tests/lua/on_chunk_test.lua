@@ -8,13 +8,10 @@ local NGINX = h.env("LUNET_NGINX")
 local HTTPBIN = h.env("LUNET_HTTPBIN")
 local WWW = h.env("LUNET_NGINX_WWW")
 
+-- A file of random bytes in nginx's root; its content.
 local function make_file(name, bytes)
-  local path = WWW .. "/" .. name
-  h.run(string.format("head -c %d /dev/urandom > %s", bytes, path))
-  local f = assert(io.open(path, "rb"))
-  local data = f:read("a")
-  f:close()
-  return data
+  h.random_file(WWW .. "/" .. name, bytes)
+  return h.read_file(WWW .. "/" .. name)
 end
 local BODY = make_file("on-chunk-4m.bin", 4 * 1024 * 1024)
 

@@ -16,13 +16,7 @@ local function mode(path)
   local _, out = h.run("stat -c %a " .. path)
   return out:match("%d+")
 end
-local function read(path)
-  local f = io.open(path, "rb")
-  if not f then return nil end
-  local s = f:read("a")
-  f:close()
-  return s
-end
+local read = h.read_file
 local function child(code, prefix)
   local path = work .. "/child.lua"
   local f = io.open(path, "w")

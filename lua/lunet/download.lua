@@ -111,6 +111,14 @@ local function request_with_callbacks(session, o, state)
   return result
 end
 
+-- `r`, or kind `status` when the server did not answer 2xx.
+local function must_be_2xx(r)
+  if r.status < 200 or r.status > 299 then
+    errors.raise("status", string.format("the server answered %d %s", r.status, r.reason), { url = r.url, response = r })
+  end
+  return r
+end
+
 -- How often a running download's record is brought up to date, in seconds. Each time the part
 -- file's data is synced first (core.record_file), so the record never names bytes a crash could
 -- lose; a resume fetches again at most about this much of a fast transfer.
@@ -219,10 +227,7 @@ local function fresh_single(session, url, part, meta_path, opts, report)
     if chunks and opts.on_chunk then for _, c in ipairs(chunks) do opts.on_chunk(c) end end
     if report then report(dl, dltotal > 0 and dltotal or nil) end
   end)
-  local r = request_with_callbacks(session, o, state)
-  if r.status < 200 or r.status > 299 then
-    errors.raise("status", string.format("the server answered %d %s", r.status, r.reason), { url = r.url, response = r })
-  end
+  local r = must_be_2xx(request_with_callbacks(session, o, state))
   local written = core.response_download(r._raw) or 0
   local m = read_meta(meta_path) or {}
   local length = math.tointeger(m.length)
@@ -280,10 +285,7 @@ function M.download_async(session, url, path, opts)
         if chunks then for _, c in ipairs(chunks) do delivered = delivered + #c; opts.on_chunk(c) end end
         if report then report(dl, dltotal > 0 and dltotal or nil) end
       end)
-      local r = request_with_callbacks(session, o, state)
-      if r.status < 200 or r.status > 299 then
-        errors.raise("status", string.format("the server answered %d %s", r.status, r.reason), { url = r.url, response = r })
-      end
+      local r = must_be_2xx(request_with_callbacks(session, o, state))
       if report then report(delivered, delivered, true) end
       return { status = r.status, url = r.url }
     end

@@ -589,27 +589,28 @@ function http._save_records()
   end
 end
 
+-- The session a one-shot stream runs on (opts.session, else the default one), and its options
+-- without `session`.
+local function stream_session(opts)
+  if type(opts) == "table" and opts.session then
+    local o = copy(opts)
+    o.session = nil
+    return opts.session, o
+  end
+  return default_session(), opts
+end
+
 --- Server-Sent Events (see lua/lunet/sse.lua and docs/streams.md): a stream object.
 function http.sse(target, opts)
-  local session = default_session()
-  if type(opts) == "table" and opts.session then
-    session = opts.session
-    opts = copy(opts)
-    opts.session = nil
-  end
-  return require("lunet.sse").open(session, target, opts)
+  local session, o = stream_session(opts)
+  return require("lunet.sse").open(session, target, o)
 end
 function Session:sse(target, opts) return require("lunet.sse").open(self, target, opts) end
 
 --- WebSockets (see lua/lunet/websocket.lua and docs/streams.md): an open websocket.
 function http.websocket_async(target, opts)
-  local session = default_session()
-  if type(opts) == "table" and opts.session then
-    session = opts.session
-    opts = copy(opts)
-    opts.session = nil
-  end
-  return require("lunet.websocket").open_async(session, target, opts)
+  local session, o = stream_session(opts)
+  return require("lunet.websocket").open_async(session, target, o)
 end
 function http.websocket(target, opts) return http.websocket_async(target, opts):await() end
 function Session:websocket_async(target, opts) return require("lunet.websocket").open_async(self, target, opts) end

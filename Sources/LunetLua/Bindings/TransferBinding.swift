@@ -188,31 +188,43 @@ enum TransferBinding {
         return 1
     }
 
+    /// The transfer whose number is argument 1: .found, .gone (finished or unknown: nothing to
+    /// do), or .bad after pushing the argument error for `function`.
+    private enum Lookup { case found(Transfer, LuaHost), gone, bad }
+    private static func transfer(_ L: OpaquePointer, _ function: String) -> Lookup {
+        guard let id = LuaStack(L).integer(1), lua_type(L, 1) == LUA_TNUMBER else {
+            _ = LuaErrorObject.badArgument(L, 1, function, "transfer id expected")
+            return .bad
+        }
+        let host = LuaHost.from(L)
+        guard let t = host.transfersByID[id] else { return .gone }
+        return .found(t, host)
+    }
+
     /// Stops a transfer now; its callback runs at once with a `cancelled` error.
     static let cancel: lunet_SwiftFunction = { L in
         let L = L!
-        guard let id = LuaStack(L).integer(1), lua_type(L, 1) == LUA_TNUMBER else {
-            return LuaErrorObject.badArgument(L, 1, "cancel", "transfer id expected")
+        switch transfer(L, "cancel") {
+        case .bad: return LUNET_RAISE
+        case .gone: return 0   // a transfer that has finished is no longer listed: nothing to stop
+        case .found(let t, let host):
+            let reason = LuaStack(L).string(2) ?? "the request was cancelled"
+            host.entered(from: L) { host.loop.cancel(t, reason: reason) }
+            return 0
         }
-        let host = LuaHost.from(L)
-        // A transfer that has finished is no longer listed: nothing to stop.
-        guard let transfer = host.transfersByID[id] else { return 0 }
-        let reason = LuaStack(L).string(2) ?? "the request was cancelled"
-        host.entered(from: L) { host.loop.cancel(transfer, reason: reason) }
-        return 0
     }
 
     /// core.events_done(transfer id): the events callback's consumer is through with the batch
     /// it was handed (see core.send's on_events). A finished or unknown transfer: nothing.
     static let eventsDone: lunet_SwiftFunction = { L in
         let L = L!
-        guard let id = LuaStack(L).integer(1), lua_type(L, 1) == LUA_TNUMBER else {
-            return LuaErrorObject.badArgument(L, 1, "events_done", "transfer id expected")
+        switch transfer(L, "events_done") {
+        case .bad: return LUNET_RAISE
+        case .gone: return 0
+        case .found(let t, let host):
+            host.entered(from: L) { t.consumerFinished() }
+            return 0
         }
-        let host = LuaHost.from(L)
-        guard let transfer = host.transfersByID[id] else { return 0 }
-        host.entered(from: L) { transfer.consumerFinished() }
-        return 0
     }
 
     /// core.transfer_head(transfer id) -> status, content type: the head of the response a
@@ -220,11 +232,12 @@ enum TransferBinding {
     /// Nothing for a finished or unknown transfer.
     static let transferHead: lunet_SwiftFunction = { L in
         let L = L!
-        guard let id = LuaStack(L).integer(1), lua_type(L, 1) == LUA_TNUMBER else {
-            return LuaErrorObject.badArgument(L, 1, "transfer_head", "transfer id expected")
+        let head: (status: Int, headers: HTTPHeaders)
+        switch transfer(L, "transfer_head") {
+        case .bad: return LUNET_RAISE
+        case .gone: return 0
+        case .found(let t, _): head = t.receivedHead
         }
-        guard let transfer = LuaHost.from(L).transfersByID[id] else { return 0 }
-        let head = transfer.receivedHead
         let s = LuaStack(L)
         s.push(head.status)
         if let type = head.headers["Content-Type"] { s.push(type) } else { s.pushNil() }
