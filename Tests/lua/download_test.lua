@@ -109,7 +109,10 @@ test("a part file its record says is complete is finished without a request; an 
   local mark = log_size()
   local r = http.download(NGINX .. "/big200.bin", dest, { resume = true, sha256 = BIG_SUM })
   eq(r.bytes, total, "complete")
-  eq(#log_lines("/big200.bin", mark), 0, "nothing was asked of the server")
+  -- (GETs only: nginx may log the HEAD above after `mark` was taken.)
+  local gets = 0
+  for _, l in ipairs(log_lines("/big200.bin", mark)) do if l.method == "GET" then gets = gets + 1 end end
+  eq(gets, 0, "nothing was asked of the server")
   truthy(exists(dest) and not exists(dest .. ".part"), "renamed into place")
   -- A body whose length was not known: its open-ended segment holds it all, and the server
   -- answers the range after it with 416.
@@ -120,7 +123,9 @@ test("a part file its record says is complete is finished without a request; an 
   mark = log_size()
   r = http.download(NGINX .. "/big200.bin", dest, { resume = true, sha256 = BIG_SUM })
   eq(r.bytes, total, "complete")
-  eq(log_lines("/big200.bin", mark)[1].status, 416, "the server said there was nothing left")
+  local statuses = {}
+  for _, l in ipairs(log_lines("/big200.bin", mark)) do if l.method == "GET" then statuses[#statuses + 1] = l.status end end
+  eq(statuses, { 416 }, "one GET, and the server said there was nothing left")
   truthy(exists(dest) and not exists(dest .. ".part"), "renamed into place")
 end)
 
