@@ -22,18 +22,7 @@ local function allocated(path)
 end
 local function make_file(name, megabytes) return h.random_file(WWW .. "/" .. name, megabytes * MB) end
 local function log_size() return apparent(LOG) or 0 end
--- The log's size once nginx has logged what a killed client left behind (it writes a line when
--- it notices the closed connection): unchanged for 0.3 s, 5 s at most.
-local function settled_log_size()
-  local last, still = log_size(), 0
-  for _ = 1, 100 do
-    task.sleep(0.05)
-    local now = log_size()
-    if now == last then still = still + 1 else still, last = 0, now end
-    if still >= 6 then break end
-  end
-  return last
-end
+local function settled_log_size() return h.settled_size(LOG) end
 -- Bytes nginx sent for `uri` since `from` bytes into its log.
 local function sent_since(uri, from)
   local total, n = 0, 0

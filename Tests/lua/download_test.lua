@@ -62,7 +62,7 @@ test("killed with SIGKILL part-way, resumed by a new process: byte-identical, on
   truthy(partial and partial > 0 and partial < 200 * 1024 * 1024, "a partial file: " .. tostring(partial))
   truthy(exists(dest .. ".part.meta"), "the validators were saved beside it")
   truthy(not exists(dest), "nothing under the final name")
-  local mark = log_size()
+  local mark = h.settled_size(LOG)   -- once the killed process's request is logged
   local r = http.download(NGINX .. "/slow/big200.bin", dest, { resume = true, sha256 = BIG_SUM })
   -- It resumes where its record says the bytes on disk end (download_ledger.lua): at most the
   -- part's length, since the record is brought up to date only after the data is synced.

@@ -117,6 +117,19 @@ function H.random_file(path, bytes)
   return H.sha256sum(path)
 end
 
+--- A log file's size once it has stopped growing (unchanged for 0.3 s, 5 s at most): nginx logs
+--- a killed client's request when it notices the closed connection, maybe after the kill.
+function H.settled_size(path)
+  local last, still = H.file_size(path) or 0, 0
+  for _ = 1, 100 do
+    task.sleep(0.05)
+    local now = H.file_size(path) or 0
+    if now == last then still = still + 1 else still, last = 0, now end
+    if still >= 6 then break end
+  end
+  return last
+end
+
 --- Starts scripts/NAME (a test server that prints its port on its first line); returns the
 --- pipe, its pid and the port. The pid comes from the shell, the port from the server: each on
 --- a stream of its own, so their order cannot be mixed up.
