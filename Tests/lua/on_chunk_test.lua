@@ -59,4 +59,41 @@ test("on_chunk must be a function", function()
   truthy(not ok and err.kind == "argument" and err.message:find("on_chunk", 1, true), tostring(err))
 end)
 
+test("stream = true: the response comes with its head, and r:chunks() gives the body as it arrives", function()
+  local r = http.get(NGINX .. "/on-chunk-4m.bin", { stream = true })
+  eq(r.status, 200, "the status is there before the body")
+  eq(tonumber(r.headers["content-length"]), #BODY, "and the headers")
+  local parts, n = {}, 0
+  for piece in r:chunks() do
+    n = n + 1
+    parts[n] = piece
+    if n % 16 == 0 then task.sleep(0.002) end   -- a slow reader: the transfer waits for it
+  end
+  truthy(table.concat(parts) == BODY, "every byte once, in order")
+  truthy(n > 1, "in more than one piece: " .. n)
+  truthy(r.timings.total > 0, "after the stream, the finished response's fields are there")
+  eq(http.stats().transfers, 0, "no transfer left")
+end)
+
+test("stream = true on a non-2xx answer or an empty body: r:chunks() gives the body once", function()
+  local r = http.get(HTTPBIN .. "/status/404", { stream = true })
+  eq(r.status, 404, "status")
+  local n = 0
+  for _ in r:chunks() do n = n + 1 end
+  truthy(n <= 1, "at most one piece")
+  local ok, err = pcall(function()
+    local s = http.get("http://127.0.0.1:1/", { stream = true })
+    for _ in s:chunks() do end
+  end)
+  truthy(not ok and err.kind == "connect", "a failure before the head raises from the request: " .. tostring(err))
+end)
+
+test("breaking out of r:chunks() early and closing the response stops the transfer", function()
+  local r = http.get(NGINX .. "/on-chunk-4m.bin", { stream = true })
+  for _ in r:chunks() do break end
+  r:close()
+  task.sleep(0.05)
+  eq(http.stats().transfers, 0, "the transfer was stopped")
+end)
+
 if h.done then h.done() end

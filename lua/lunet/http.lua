@@ -35,7 +35,7 @@ local REQUEST_OPTIONS = {
   insecure = "boolean", ca_file = "string", proxy = "string", http_version = "string",
   response = "any", accept_status = "any", accept_types = "any", cancel = "table",
   decompress = "boolean", request = "any", retry = "any", wait_for_network = "boolean", cache = "string",
-  on_chunk = "function",
+  on_chunk = "function", stream = "boolean",
   -- used by lunet.download: a file target, progress and chunk events, an upload from a file
   _download = "table", _progress = "boolean", _stream = "boolean", _on_events = "function", _upload_file = "string",
 }
@@ -324,6 +324,8 @@ function Session:request_async(opts)
   if type(opts) ~= "table" then errors.argument(1, "request", "options table expected, got " .. type(opts)) end
   check_options(opts, REQUEST_OPTIONS, "the request")
   if type(opts.url) ~= "string" then errors.argument(1, "request", "a url string is needed, got " .. type(opts.url)) end
+  -- { stream = true }: the response as soon as its head is in, its body through r:chunks().
+  if opts.stream then return require("lunet.body_stream").start(self, opts, Session.request_async) end
   return start(self, opts, build(self, opts))
 end
 

@@ -83,7 +83,38 @@ function Response:curl(opts)
   return table.concat(parts, " ")
 end
 
+--- The body's pieces as they arrive (a response of { stream = true }: see body_stream.lua), or
+--- the whole body once for any other response: `for piece in r:chunks() do ... end`.
+function Response:chunks()
+  local st = rawget(self, "_stream")
+  if st then
+    local body_stream = require "lunet.body_stream"
+    return function() return body_stream.next_piece(st) end
+  end
+  local given = false
+  return function()
+    if given then return nil end
+    given = true
+    local b = self.body
+    if b == nil or b == "" then return nil end
+    return b
+  end
+end
+
+--- Stops a streamed response's transfer (a reader done early); nothing for others.
+function Response:close()
+  local st = rawget(self, "_stream")
+  if st then require("lunet.body_stream").close(st) end
+end
+
 local M = { Response = Response }
+
+--- A response whose head is in and whose body is still arriving (body_stream.lua); its other
+--- fields (timings, body, ...) are there once the transfer has finished.
+function M.streaming(status, flat, url, st)
+  return setmetatable({ status = status, url = url, headers = headers.from_flat(flat or {}), _stream = st,
+                        reason = "", http_version = "" }, Response)
+end
 
 function M.new(raw)
   local status, reason, url, version, elapsed = core.response_meta(raw)

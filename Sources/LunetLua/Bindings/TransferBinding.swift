@@ -240,6 +240,11 @@ enum TransferBinding {
         }
         let s = LuaStack(L)
         s.push(head.status)
+        // core.transfer_head(id, true): every field, as a flat { name, value, ... } list.
+        if s.bool(2) {
+            ResponseBinding.pushFlat(L, head.headers)
+            return 2
+        }
         if let type = head.headers["Content-Type"] { s.push(type) } else { s.pushNil() }
         return 2
     }
