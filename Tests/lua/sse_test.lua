@@ -105,6 +105,14 @@ test("a slow iterator holds the stream back and loses nothing; cancel closes it"
   truthy(t.closed, "the token closed the stream")
 end)
 
+test("an on_event that raises stops the stream with its error; it does not reconnect", function()
+  local calls = 0
+  local s = http.sse(BASE .. "/basic", { retry = 10, on_event = function() calls = calls + 1; error("on_event broke") end })
+  local ok, err = pcall(s.await, s)
+  truthy(not ok and tostring(err):find("on_event broke", 1, true), "the callback's error: " .. tostring(err))
+  eq({ calls, s.reconnects }, { 1, 0 }, "called once, never reconnected")
+end)
+
 test("sessions: session:sse resolves against the base URL and sends the session's headers", function()
   local s = http.session{ base_url = BASE .. "/", headers = { ["X-Test"] = "1" } }
   local stream = s:sse("echo?key=session" .. math.random(1e6))

@@ -20,6 +20,9 @@ local OPTIONS = { headers = "table", on_event = "function", retry = "number", ma
                   max_retries = "number", timeout = "number", connect_timeout = "number", cancel = "table",
                   insecure = "boolean", ca_file = "string", proxy = "string", query = "any", buffer = "number" }
 
+-- Failures after which a stream connects again (a dropped or refused connection, a stall).
+local RECONNECT_ON = { connect = true, dns = true, timeout = true, protocol = true }
+
 -- Events waiting for the iterator: past this many, the stream waits (and its transfer pauses).
 local DEFAULT_BUFFER = 256
 
@@ -99,8 +102,14 @@ function Stream:_connect()
   end
   if not ok then
     if type(r) == "table" and r.kind == "cancelled" then return "stop" end
-    self.last_error = r
-    return "again"
+    -- Only the network's failures are worth another connection; anything else (an on_event
+    -- that raised, a TLS or argument error) would fail the same way again: stop with it.
+    if type(r) == "table" and RECONNECT_ON[r.kind] then
+      self.last_error = r
+      return "again"
+    end
+    self.error = r
+    return "stop"
   end
   if r.status == 204 then return "stop" end
   if r.status ~= 200 then

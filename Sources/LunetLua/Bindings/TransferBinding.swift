@@ -239,9 +239,11 @@ enum TransferBinding {
         case .found(let t, _): head = t.receivedHead
         }
         let s = LuaStack(L)
+        // core.transfer_head(id, true): every field, as a flat { name, value, ... } list. (Read
+        // before anything is pushed: index 2 would then be the status.)
+        let everyField = s.bool(2)
         s.push(head.status)
-        // core.transfer_head(id, true): every field, as a flat { name, value, ... } list.
-        if s.bool(2) {
+        if everyField {
             ResponseBinding.pushFlat(L, head.headers)
             return 2
         }
