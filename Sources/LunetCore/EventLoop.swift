@@ -291,10 +291,29 @@ public final class EventLoop {
 
     // MARK: extra descriptors (stdin for the REPL, a signalfd)
 
-    public func watch(_ fd: Int32, onReadable: @escaping () -> Void) { watchers[fd] = onReadable }
-    public func unwatch(_ fd: Int32) { watchers.removeValue(forKey: fd); writeWatchers.removeValue(forKey: fd) }
+    public func watch(_ fd: Int32, onReadable: @escaping () -> Void) { watchers[fd] = onReadable; waitList = nil }
+    public func unwatch(_ fd: Int32) {
+        watchers.removeValue(forKey: fd)
+        writeWatchers.removeValue(forKey: fd)
+        waitList = nil
+    }
     /// Calls `fn` once, when `fd` can be written.
-    public func whenWritable(_ fd: Int32, _ fn: @escaping () -> Void) { writeWatchers[fd] = fn }
+    public func whenWritable(_ fd: Int32, _ fn: @escaping () -> Void) { writeWatchers[fd] = fn; waitList = nil }
+
+    /// The descriptors poll waits on besides curl's: the wakeup descriptor first, then the
+    /// watched ones. Made again only when the watched descriptors change, not every turn.
+    private var waitList: [curl_waitfd]?
+
+    private func currentWaitList() -> [curl_waitfd] {
+        if let waitList { return waitList }
+        var list = [curl_waitfd(fd: wakeFD, events: Int16(CURL_WAIT_POLLIN), revents: 0)]
+        for fd in Set(watchers.keys).union(writeWatchers.keys) {
+            let events = (watchers[fd] != nil ? CURL_WAIT_POLLIN : 0) | (writeWatchers[fd] != nil ? CURL_WAIT_POLLOUT : 0)
+            list.append(curl_waitfd(fd: fd, events: Int16(events), revents: 0))
+        }
+        waitList = list
+        return list
+    }
 
     // MARK: connections only (CURLOPT_CONNECT_ONLY)
 
@@ -384,11 +403,8 @@ public final class EventLoop {
     /// Waits for sockets (curl's), the watched descriptors and the wakeup descriptor, at most
     /// `timeout` ms: in curl_multi_poll once there is a multi handle, else in poll(2).
     private func poll(timeout: Int32) {
-        var fds = [curl_waitfd(fd: wakeFD, events: Int16(CURL_WAIT_POLLIN), revents: 0)]
-        for fd in Set(watchers.keys).union(writeWatchers.keys) {
-            let events = (watchers[fd] != nil ? CURL_WAIT_POLLIN : 0) | (writeWatchers[fd] != nil ? CURL_WAIT_POLLOUT : 0)
-            fds.append(curl_waitfd(fd: fd, events: Int16(events), revents: 0))
-        }
+        // A copy of the cached list (its storage is shared until poll writes revents in it).
+        var fds = currentWaitList()
         if let multi {
             var ready: Int32 = 0
             lunet_curl_multi_poll(multi, &fds, UInt32(fds.count), timeout, &ready)
@@ -409,7 +425,10 @@ public final class EventLoop {
             _ = read(wakeFD, &count, 8)   // reset: the inbox is drained after the poll
         }
         for fd in fds.dropFirst() where fd.revents != 0 {
-            if fd.revents & Int16(CURL_WAIT_POLLOUT) != 0, let fn = writeWatchers.removeValue(forKey: fd.fd) { fn() }
+            if fd.revents & Int16(CURL_WAIT_POLLOUT) != 0, let fn = writeWatchers.removeValue(forKey: fd.fd) {
+                waitList = nil
+                fn()
+            }
             if fd.revents & Int16(CURL_WAIT_POLLIN) != 0 { watchers[fd.fd]?() }
         }
     }

@@ -85,8 +85,7 @@ public final class LuaHost {
         watchers = []
         transfersByID = [:]
         for (_, ws) in websocketsByID {
-            ws.connection.onEvent = nil
-            ws.connection.close(code: 1001, reason: "the host closed", timeout: 0)
+            ws.connection.terminate(code: 1001, reason: "the host closed")
             release(ws.callback)
         }
         websocketsByID = [:]

@@ -209,12 +209,14 @@ public final class WebSocketConnection {
         }
     }
 
+    /// Where curl_easy_recv reads to: one buffer for the connection's life, not one per event.
+    private var readBuffer = [UInt8](repeating: 0, count: 65536)
+
     private func readable() {
         guard let h = handle, !readingPaused else { return }
-        var buffer = [UInt8](repeating: 0, count: 65536)
         while handle != nil && !readingPaused {
             var got = 0
-            let code = buffer.withUnsafeMutableBytes { lunet_curl_easy_recv(h, $0.baseAddress, 65536, &got) }
+            let code = readBuffer.withUnsafeMutableBytes { lunet_curl_easy_recv(h, $0.baseAddress, $0.count, &got) }
             if code == CURLE_AGAIN { return }
             guard code == CURLE_OK else {
                 return fail(LunetError(.connect, "the connection failed: \(String(cString: lunet_curl_easy_strerror(code)))", url: url), closeCode: 1006, sendClose: false)
@@ -226,7 +228,7 @@ public final class WebSocketConnection {
                                                                      : "the connection closed without a closing handshake (1006)", url: url),
                             closeCode: 1006, sendClose: false)
             }
-            buffer.withUnsafeBytes { received(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
+            readBuffer.withUnsafeBytes { received(UnsafeRawBufferPointer(rebasing: $0[0..<got])) }
         }
     }
 
@@ -298,6 +300,14 @@ public final class WebSocketConnection {
         default:
             if state == .open || state == .closing { onEvent?(.message(event)) }
         }
+    }
+
+    /// Ends the connection now, without waiting for the server's answer (a host that closes):
+    /// a close frame with `code` goes out if it can, and no event is reported.
+    public func terminate(code: UInt16, reason: String) {
+        onEvent = nil
+        if state == .open { sendFrame(.close, WebSocketMessageAssembler.closePayload(code: code, reason: reason)) }
+        finish(.closed(code: code, reason: reason))
     }
 
     private func fail(_ error: LunetError, closeCode: UInt16?, sendClose: Bool) {

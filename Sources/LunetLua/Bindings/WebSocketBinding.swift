@@ -95,7 +95,7 @@ enum WebSocketBinding {
         return 1
     }
 
-    private static func connection(_ L: OpaquePointer, _ name: String) -> WebSocketConnection? {
+    private static func connection(_ L: OpaquePointer) -> WebSocketConnection? {
         guard let id = LuaStack(L).integer(1), lua_type(L, 1) == LUA_TNUMBER else { return nil }
         return LuaHost.from(L).websocketsByID[id]?.connection
     }
@@ -103,7 +103,7 @@ enum WebSocketBinding {
     static let send: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
-        guard let ws = connection(L, "websocket_send") else { return 0 }   // closed: nothing to send on
+        guard let ws = connection(L) else { return 0 }   // closed: nothing to send on
         guard let kind = s.string(2), let bytes = s.bytes(3) else { return LuaErrorObject.badArgument(L, 3, "send", "string expected") }
         let data = Array(UnsafeRawBufferPointer(bytes))
         LuaHost.from(L).entered(from: L) {
@@ -119,7 +119,7 @@ enum WebSocketBinding {
     static let close: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
-        guard let ws = connection(L, "websocket_close") else { return 0 }
+        guard let ws = connection(L) else { return 0 }
         let code = s.integer(2) ?? 1000
         guard code >= 0 && code <= 0xFFFF, WebSocketMessageAssembler.isValidCloseCode(UInt16(code)) else {
             return LuaErrorObject.raise(L, .argument, "close code \(code) may not be sent (1000-1003, 1007-1014 or 3000-4999)")
@@ -131,7 +131,7 @@ enum WebSocketBinding {
 
     static let pause: lunet_SwiftFunction = { L in
         let L = L!
-        guard let ws = connection(L, "websocket_pause") else { return 0 }
+        guard let ws = connection(L) else { return 0 }
         let paused = LuaStack(L).bool(2)
         LuaHost.from(L).entered(from: L) { if paused { ws.pauseReading() } else { ws.resumeReading() } }
         return 0
