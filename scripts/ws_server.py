@@ -2,6 +2,7 @@
 """A WebSocket server (RFC 6455) for lunet's tests, on Python's standard library only.
 
     python3 scripts/ws_server.py     # prints "PORT" on its first line, serves on 127.0.0.1
+    python3 scripts/ws_server.py --tls CERT KEY   # the same paths over TLS (wss://)
 
 Paths (`key` in the query names a connection, for /last-close):
   /echo              echoes text and binary messages; answers pings; answers a close
@@ -19,6 +20,7 @@ import base64
 import hashlib
 import socket
 import socketserver
+import ssl
 import struct
 import sys
 import threading
@@ -88,6 +90,11 @@ class Handler(socketserver.BaseRequestHandler):
 
     def handle(self):
         self.request.settimeout(10)
+        if isinstance(self.request, ssl.SSLSocket):
+            try:
+                self.request.do_handshake()
+            except (ssl.SSLError, OSError):
+                return  # a client that refused our certificate
         head = b""
         while b"\r\n\r\n" not in head:
             chunk = self.request.recv(4096)
@@ -175,10 +182,22 @@ class Handler(socketserver.BaseRequestHandler):
 class Server(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
+    tls = None  # an ssl.SSLContext when serving wss://
+
+    def get_request(self):
+        sock, address = super().get_request()
+        if self.tls:
+            # The handshake waits for the handler's first read, in the handler's thread,
+            # so a slow client does not hold up accepting the next one.
+            sock = self.tls.wrap_socket(sock, server_side=True, do_handshake_on_connect=False)
+        return sock, address
 
 
 def main():
     server = Server(("127.0.0.1", 0), Handler)
+    if sys.argv[1:2] == ["--tls"]:
+        server.tls = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        server.tls.load_cert_chain(sys.argv[2], sys.argv[3])
     print(server.server_address[1], flush=True)
     threading.Timer(600, server.shutdown).start()
     server.serve_forever()

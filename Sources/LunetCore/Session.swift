@@ -82,8 +82,9 @@ public final class Session {
 
     private static let defaultHeaders = HTTPHeaders([("User-Agent", "lunet/\(Lunet.version)")])
 
-    /// An absolute http(s) URL, or an error that names the URL.
-    public func resolve(_ url: String) throws(LunetError) -> String {
+    /// An absolute http(s) URL, or an error that names the URL. With `webSocket`, ws: and wss:
+    /// (in the URL or the base URL) are taken and answered as the http: and https: they open with.
+    public func resolve(_ url: String, webSocket: Bool = false) throws(LunetError) -> String {
         if Self.isPlainAbsolute(url) { return url }
         if url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7f }) {
             throw LunetError(.argument, "invalid URL '\(url)': it contains spaces or control characters (encode them)", url: url)
@@ -94,6 +95,9 @@ public final class Session {
                 throw LunetError(.argument, "invalid URL '\(url)': not absolute, and the session has no base_url", url: url)
             }
             target = URLReference(parsing: base).resolving(url)
+        }
+        if webSocket, let scheme = target.scheme?.lowercased(), scheme == "ws" || scheme == "wss" {
+            target.scheme = scheme == "ws" ? "http" : "https"
         }
         guard let scheme = target.scheme?.lowercased(), scheme == "http" || scheme == "https" else {
             throw LunetError(.argument, "invalid URL '\(url)': only http and https URLs can be requested", url: url)

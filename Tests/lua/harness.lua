@@ -133,10 +133,12 @@ end
 --- Starts scripts/NAME (a test server that prints its port on its first line); returns the
 --- pipe, its pid and the port. The pid comes from the shell, the port from the server: each on
 --- a stream of its own, so their order cannot be mixed up.
-function H.start_server(name)
+function H.start_server(name, ...)
   local dir = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "../../scripts/"
   local pidfile = os.tmpname()
-  local pipe = io.popen("python3 " .. dir .. name .. " & echo $! > " .. pidfile .. "; wait", "r")
+  local args = {}
+  for i, a in ipairs({ ... }) do args[i] = " '" .. a:gsub("'", "'\\''") .. "'" end
+  local pipe = io.popen("python3 " .. dir .. name .. table.concat(args) .. " & echo $! > " .. pidfile .. "; wait", "r")
   local port = pipe:read("l")
   local f = io.open(pidfile)
   local pid = f and f:read("l")

@@ -138,4 +138,28 @@ test("a slow reader holds the server back and loses nothing", function()
   ws:close()
 end)
 
+-- wss://: the same server over TLS with the test CA's certificate for localhost.
+local servers = h.env("LUNET_TEST_SERVERS")
+local tls_server, tls_pid, tls_port = h.start_server("ws_server.py", "--tls",
+  servers .. "/tls/server.pem", servers .. "/tls/server.key")
+h.cleanup(after_all, function() h.stop_server(tls_server, tls_pid) end)
+local WSS = "wss://localhost:" .. tls_port
+local CA = h.env("LUNET_TEST_CA")
+
+test("wss://: echo over TLS with the session's CA; an unknown CA fails with kind tls", function()
+  h.fails("tls", function() http.websocket(WSS .. "/echo?key=" .. key()) end, "a certificate from an unknown CA")
+  local s = http.session{ base_url = WSS .. "/", ca_file = CA, headers = { ["X-Test"] = "over tls" } }
+  local ws = s:websocket("echo?key=" .. key())
+  local big = string.rep("\1\2\3\255", 50000)
+  ws:send(big, { binary = true })
+  ws:send("done ✓")
+  local t = ws:receive()
+  truthy(t:await() == big and t.results[2] == "binary", "200 KB binary message back, byte for byte")
+  eq(ws:receive():await(), "done ✓", "text after it")
+  eq(ws:close(1000, "bye"), 1000, "the closing handshake over TLS")
+  local hs = s:websocket("headers")
+  truthy(hs:receive():await():find("over tls", 1, true), "the session's header reached the server")
+  eq(http.websocket(WSS .. "/echo", { insecure = true }).state, "open", "insecure skips verification")
+end)
+
 if h.done then h.done() end

@@ -33,13 +33,11 @@ enum WebSocketBinding {
         }
         // The session's fields (User-Agent, its headers, auth) under this connection's own:
         // prepared as for an http(s) request to the same place.
-        let httpURL = url.lowercased().hasPrefix("wss://") ? "https://" + url.dropFirst(6)
-            : url.lowercased().hasPrefix("ws://") ? "http://" + url.dropFirst(5) : url
-        var request = HTTPRequest(method: "GET", url: httpURL)
-        request.headers = own
         let connection: WebSocketConnection
         do {
-            // Relative URLs resolve against the session's base_url, as requests do.
+            // Relative URLs resolve against the session's base_url (ws:, wss:, http: or https:).
+            var request = HTTPRequest(method: "GET", url: try session.resolve(url, webSocket: true))
+            request.headers = own
             let prepared = try session.prepare(request)
             connection = try WebSocketConnection(loop: session.loop, url: prepared.url, headers: prepared.headers, protocols: protocols,
                                                  options: options.resolved(over: prepared.options), maxMessage: maxMessage)
