@@ -162,6 +162,21 @@ test("Ctrl-C cancels a /delay/10 request within a second and the prompt returns"
   t:close()
 end)
 
+test("a stream prints at the prompt as it arrives, and Ctrl-C stops it", function()
+  local t = term()
+  -- /drip sends one '*' every half second for 10 s.
+  t:type('for c in http.get(os.getenv("LUNET_HTTPBIN") .. "/drip?duration=10&numbytes=20", { stream = true }):chunks() do io.write("<" .. c .. ">") io.flush() end')
+  t:keys("Enter")
+  t:wait_for("<*><*>", 5)
+  t:keys("C-c")
+  local took = t:wait_for("interrupted", 1)
+  truthy(took < 1, "took " .. took .. " s")
+  t:type('print(http.get(os.getenv("LUNET_HTTPBIN") .. "/drip?duration=0.2&numbytes=3", { on_chunk = function(c) io.write("[" .. c .. "]") io.flush() end }).status)')
+  t:keys("Enter")
+  t:wait_for("[*][*][*]200", 5)
+  t:close()
+end)
+
 -- ThreadSanitizer runs a signal handler only when the thread next enters its runtime (a libc
 -- call, an allocation); the inner loop here makes none for seconds, so Ctrl-C takes as long
 -- to land (under TSan: 3.8 s with this 1e9 loop, 6 ms with a 1e6 one), too late for the test.
