@@ -1,9 +1,12 @@
+import Glibc
+
 /// What the command line asks for. Pure: parsed from argv, tested without running anything.
 struct Invocation: Equatable {
     enum Mode: Equatable {
         case repl
         case script(String)          // a path, or "-" for standard input
         case test([String])          // lunet test [paths] [options]
+        case request([String])       // lunet [METHOD] URL [ITEM ...]: the one-shot command line
         case help
         case version
     }
@@ -34,6 +37,10 @@ struct Invocation: Equatable {
         var sawChunk = false
         if argv.count > 1 && argv[1] == "test" {
             inv.mode = .test(Array(argv.dropFirst(2)))
+            return inv
+        }
+        if isRequest(argv, fileExists: fileExists) {
+            inv.mode = .request(Array(argv.dropFirst()))
             return inv
         }
         while i < argv.count {
@@ -85,6 +92,55 @@ struct Invocation: Equatable {
         return inv
     }
 
+    // MARK: which command line is this?
+
+    /// The one-shot command line's options that take a value (lua/lunet/cli/args.lua has the
+    /// full table): skipped with their value when looking for the first positional argument.
+    static let requestValueOptions: Set<String> = [
+        "--print", "-p", "--raw", "--pretty", "--output", "-o", "--max-redirects", "--timeout", "--verify",
+        "--cert", "--cert-key", "--cert-key-pass", "--proxy", "--auth", "-a", "--auth-type", "-A",
+        "--session", "--session-read-only", "--har",
+    ]
+    /// Options only a Lua run has: with one of them first, the line is not a request.
+    static let luaOnlyOptions: Set<String> = ["-e", "-l", "-i", "-E", "-W", "--", "-"]
+    static let methods: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT"]
+
+    /// True when the first positional argument is an HTTP method (with a URL after it) or looks
+    /// like a URL, and is not a file that exists (a file is always a script).
+    static func isRequest(_ argv: [String], fileExists: (String) -> Bool) -> Bool {
+        var i = 1
+        while i < argv.count {
+            let a = argv[i]
+            if luaOnlyOptions.contains(a) || a.hasPrefix("-l") && a.count > 2 && !a.hasPrefix("--") { return false }
+            if a.hasPrefix("-") {
+                i += requestValueOptions.contains(a) ? 2 : 1
+                continue
+            }
+            if fileExists(a) { return false }
+            if looksLikeURL(a) { return true }
+            // A method alone is a request too: the command line then says the URL is missing.
+            if methods.contains(a) { return true }
+            let hasMore = argv[(i + 1)...].contains { !$0.hasPrefix("-") }
+            return hasMore && (methods.contains(a) || methods.contains(a.uppercased()) && a == a.lowercased()
+                               || a.allSatisfy { $0.isASCII && $0.isUppercase } && !a.isEmpty)
+        }
+        return false
+    }
+
+    /// A scheme ("http://", "wss://"), or HTTPie's shorthands: ":3000/x", ":/x", "localhost...",
+    /// "host:port" with a numeric port.
+    static func looksLikeURL(_ a: String) -> Bool {
+        if a.hasPrefix(":") || a.hasPrefix("localhost") { return true }
+        if let colon = a.firstIndex(of: ":"), colon > a.startIndex, a[colon...].hasPrefix("://"),
+           a[..<colon].allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "+.-".contains($0)) }) { return true }
+        // host:port[/...]
+        let hostPort = a.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)[0]
+        let parts = hostPort.split(separator: ":", omittingEmptySubsequences: false)
+        return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty && parts[1].allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
+    static func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
     static let usage = """
     usage: lunet [options] [script [args...]]
       lunet                    open the REPL
@@ -93,8 +149,13 @@ struct Invocation: Equatable {
       lunet -e CODE            run CODE (may be given several times, before a script)
       lunet -i script.lua      run the script, then open the REPL in its state
       lunet --har FILE ...     record every request and response as a HAR 1.2 file
+      lunet [METHOD] URL [ITEM ...]
+                               send one request, as HTTPie does (lunet GET --help for its options)
       lunet test [paths]       run *_test.lua files (see lunet test --help)
       lunet --version          print the versions of lunet, Lua and libcurl
       lunet --help             this text
+
+    The first argument decides: a file that exists is a script; an HTTP method followed by a URL,
+    or a URL (http://..., :PORT/path, host:PORT/path, localhost...), is a request.
     """
 }

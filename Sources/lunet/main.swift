@@ -51,6 +51,20 @@ if case .test(let arguments) = invocation.mode {
         """, name: "=lunet test"))
     exit(code)
 }
+if case .request(let arguments) = invocation.mode {
+    // The one-shot command line (lua/lunet/cli/main.lua) returns the exit status.
+    host.setScriptArguments(interpreter: [CommandLine.arguments[0]], script: "", arguments: arguments)
+    host.setGlobal("__lunet_cli_args", .array(arguments.map { .string($0) }))
+    let code = host.run(.string("""
+        local args = __lunet_cli_args
+        __lunet_cli_args = nil
+        local status = require("lunet.cli.main").main(args)
+        io.stdout:flush()
+        os.exit(status, true)
+        """, name: "=lunet"))
+    host.close()
+    exit(code)
+}
 if let har = invocation.har {
     host.setGlobal("__lunet_har", .string(har))
     _ = host.run(.string("http.record(__lunet_har); __lunet_har = nil", name: "=--har"))

@@ -26,6 +26,7 @@ local SESSION_OPTIONS = {
   cookies = "any", cache = "any", auth = "table", proxy = "string", insecure = "boolean", ca_file = "string",
   http_version = "string", max_body = "any", follow = "boolean", max_redirects = "number",
   decompress = "boolean", max_concurrent = "number", retry = "any", wait_for_network = "boolean",
+  name = "string", read_only = "boolean",   -- a named session (lunet.session_store)
 }
 local REQUEST_OPTIONS = {
   method = "string", url = "string", query = "any", headers = "table", json = "any", form = "table",
@@ -38,6 +39,8 @@ local REQUEST_OPTIONS = {
   on_chunk = "function", stream = "boolean",
   -- used by lunet.download: a file target, progress and chunk events, an upload from a file
   _download = "table", _progress = "boolean", _stream = "boolean", _on_events = "function", _upload_file = "string",
+  -- used by the command line (-v): keep the head libcurl sent
+  _record_head = "boolean",
 }
 local HTTP_VERSIONS = { ["1.0"] = true, ["1.1"] = true, ["2"] = true, ["2-prior-knowledge"] = true, ["3"] = true }
 
@@ -184,7 +187,7 @@ local function build(session, opts)
     http_version = opts.http_version, decompress = opts.decompress,
     download = opts._download, progress = opts._progress, stream = opts._stream or opts.on_chunk ~= nil,
     events_handler = opts._on_events or (opts.on_chunk and chunks_to(opts.on_chunk)),
-    upload_file = opts._upload_file, cache_policy = opts.cache,
+    upload_file = opts._upload_file, cache_policy = opts.cache, record_head = opts._record_head,
   }
 end
 
@@ -277,7 +280,7 @@ local function attempt_async(session, opts, req)
   local t = task.new()
   t.url = req.url
   -- A recorded request keeps the head libcurl sent (with the jar's Cookie) for the HAR.
-  req.record_head = #recorders > 0 or nil
+  if #recorders > 0 then req.record_head = true end
   -- Each attempt (retries send `req` again) gets a consumer for its own task.
   if req.events_handler then req.on_events = events_consumer(req.events_handler, t) end
   local started = #recorders > 0 and require("lunet.har").now() or nil
@@ -482,7 +485,25 @@ end
 --- A session manager (see API.md): shared configuration, connections and cookies.
 function http.session(opts)
   if opts ~= nil and type(opts) ~= "table" then errors.argument(1, "session", "options table expected, got " .. type(opts)) end
+  if opts and opts.name ~= nil then
+    check_options(opts, SESSION_OPTIONS, "the session")
+    return require("lunet.session_store").open(make_session, opts)
+  end
   return make_session(opts or {})
+end
+
+--- Writes the session's headers, auth and cookies to its named file (or to `name_or_path`),
+--- so that `http.session{ name = ... }` and `lunet --session` find them. Refused for a session
+--- opened read_only. Returns the path.
+function Session:save(name_or_path)
+  local store = require "lunet.session_store"
+  local st = self._store
+  if name_or_path == nil then
+    if not st then errors.raise("argument", "this session has no name: give s:save(name) one") end
+    if st.read_only then errors.raise("argument", "session " .. st.path .. " was opened read_only") end
+    return store.write(st.path, self)
+  end
+  return store.write(store.path(name_or_path), self)
 end
 
 --- A derived session: these options over this one's, sharing connections and cookies.

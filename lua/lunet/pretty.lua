@@ -139,6 +139,9 @@ function M.response(r, opts)
   return table.concat(out, "\n")
 end
 
+M.painter = painter
+M.highlight_json = highlight_json
+
 --- Any value, as the REPL prints it.
 function M.value(v, opts)
   opts = opts or {}

@@ -6,6 +6,7 @@ local headers = require "lunet.headers"
 
 local Response = {}
 Response.__name = "lunet.Response"
+local M = { Response = Response }
 
 local lazy = {}
 function lazy.body(r) return core.response_body(r._raw) end
@@ -50,9 +51,41 @@ end
 --- shows them.
 function Response:curl(opts)
   if opts ~= nil and type(opts) ~= "table" then error("r:curl takes an options table ({ reveal = true })", 2) end
+  return M.curl_of(self.request, opts)
+end
+
+--- The body's pieces as they arrive (a response of { stream = true }: see body_stream.lua), or
+--- the whole body once for any other response: `for piece in r:chunks() do ... end`.
+function Response:chunks()
+  local st = rawget(self, "_stream")
+  if st then
+    local body_stream = require "lunet.body_stream"
+    return function() return body_stream.next_piece(st) end
+  end
+  local given = false
+  return function()
+    if given then return nil end
+    given = true
+    local b = self.body
+    if b == nil or b == "" then return nil end
+    return b
+  end
+end
+
+--- Stops a streamed response's transfer (a reader done early); nothing for others.
+function Response:close()
+  local st = rawget(self, "_stream")
+  if st then require("lunet.body_stream").close(st) end
+end
+
+
+--- A response whose head is in and whose body is still arriving (body_stream.lua); its other
+--- fields (timings, body, ...) are there once the transfer has finished.
+--- A request { method, url, headers (a lunet.headers table), body, multipart } as a curl
+--- command line (r:curl, and the command line's --curl).
+function M.curl_of(q, opts)
   local reveal = opts ~= nil and opts.reveal == true
   local secrets = require "lunet.secrets"
-  local q = self.request
   local parts = { "curl" }
   if q.method == "HEAD" then parts[#parts + 1] = "-I"
   elseif q.method ~= "GET" and not (q.method == "POST" and (q.body or q.multipart)) then parts[#parts + 1] = "-X " .. q.method end
@@ -83,34 +116,6 @@ function Response:curl(opts)
   return table.concat(parts, " ")
 end
 
---- The body's pieces as they arrive (a response of { stream = true }: see body_stream.lua), or
---- the whole body once for any other response: `for piece in r:chunks() do ... end`.
-function Response:chunks()
-  local st = rawget(self, "_stream")
-  if st then
-    local body_stream = require "lunet.body_stream"
-    return function() return body_stream.next_piece(st) end
-  end
-  local given = false
-  return function()
-    if given then return nil end
-    given = true
-    local b = self.body
-    if b == nil or b == "" then return nil end
-    return b
-  end
-end
-
---- Stops a streamed response's transfer (a reader done early); nothing for others.
-function Response:close()
-  local st = rawget(self, "_stream")
-  if st then require("lunet.body_stream").close(st) end
-end
-
-local M = { Response = Response }
-
---- A response whose head is in and whose body is still arriving (body_stream.lua); its other
---- fields (timings, body, ...) are there once the transfer has finished.
 function M.streaming(status, flat, url, st)
   return setmetatable({ status = status, url = url, headers = headers.from_flat(flat or {}), _stream = st,
                         reason = "", http_version = "" }, Response)

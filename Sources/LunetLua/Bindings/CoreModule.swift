@@ -11,7 +11,7 @@ enum CoreModule {
             ("wake", wake), ("step", step), ("now", now), ("live_transfers", liveTransfers),
             ("timer", timer), ("timer_cancel", timerCancel),
             ("session_new", SessionBinding.new), ("session_derive", SessionBinding.derive),
-            ("session_cookies", SessionBinding.cookies), ("session_save_cookies", SessionBinding.saveCookies),
+            ("session_cookies", SessionBinding.cookies), ("session_add_cookie", SessionBinding.addCookie), ("session_save_cookies", SessionBinding.saveCookies),
             ("send", TransferBinding.send), ("send_plain", TransferBinding.sendPlain), ("cancel", TransferBinding.cancel),
             ("events_done", TransferBinding.eventsDone), ("deadline", deadline), ("limits", limits), ("transfer_head", TransferBinding.transferHead),
             ("websocket_open", WebSocketBinding.open), ("websocket_send", WebSocketBinding.send),
@@ -21,12 +21,12 @@ enum CoreModule {
             ("response_connections", ResponseBinding.connections), ("response_headers", ResponseBinding.headers),
             ("response_body", ResponseBinding.body), ("response_text", ResponseBinding.text),
             ("response_json", ResponseBinding.json), ("response_xml", ResponseBinding.xml), ("response_protobuf", ResponseBinding.protobuf), ("response_request", ResponseBinding.request),
-            ("version", version), ("isatty", isatty), ("response_download", ResponseBinding.download),
+            ("version", version), ("isatty", isatty), ("fd_kind", TerminalBinding.fdKind), ("read_secret", TerminalBinding.readSecret), ("response_download", ResponseBinding.download),
             ("cache_new", CacheBinding.new), ("cache_rule", CacheBinding.rule), ("cache_stats", CacheBinding.stats),
             ("cache_clear", CacheBinding.clear), ("cache_purge", CacheBinding.purge), ("cache_entries", CacheBinding.entries),
             ("response_cache", ResponseBinding.cacheStatus),
             ("sha256_file", FileBinding.sha256), ("finalize_file", FileBinding.finalize), ("file_size", FileBinding.size), ("record_file", FileBinding.record),
-            ("destination_problem", FileBinding.destinationProblem), ("write_private", FileBinding.writePrivate), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
+            ("destination_problem", FileBinding.destinationProblem), ("write_private", FileBinding.writePrivate), ("make_private_dirs", DirectoryBinding.makePrivateDirs), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
         ]
         s.newTable(hash: Int32(functions.count))
         for (name, fn) in functions {

@@ -62,6 +62,24 @@ enum SessionBinding {
         return 1
     }
 
+    /// core.session_add_cookie(session, line): one Netscape cookie-file line into the jar (a
+    /// named session's stored cookies). Needs a session made with cookies on.
+    static let addCookie: lunet_SwiftFunction = { L in
+        let L = L!
+        let s = LuaStack(L)
+        guard let session = LuaUserdata.get(L, 1, Session.self, metatable: metatable) else {
+            return LuaErrorObject.badArgument(L, 1, "add_cookie", "session expected")
+        }
+        guard let line = s.string(2), !line.contains("\n") else {
+            return LuaErrorObject.badArgument(L, 2, "add_cookie", "one cookie-file line expected")
+        }
+        guard let jar = session.cookies else {
+            return LuaErrorObject.raise(L, .argument, "this session keeps no cookies (cookies = false)")
+        }
+        jar.add(line)
+        return 0
+    }
+
     static let saveCookies: lunet_SwiftFunction = { L in
         let L = L!
         guard let session = LuaUserdata.get(L, 1, Session.self, metatable: metatable) else {

@@ -1,0 +1,26 @@
+import CLunet
+import Glibc
+
+/// Folders lunet makes for files that hold secrets (named sessions): private to the user.
+enum DirectoryBinding {
+    /// core.make_private_dirs(path) -> true, or nil and a message: `path` and any missing parent,
+    /// each made with mode 0700 (existing folders are left as they are).
+    static let makePrivateDirs: lunet_SwiftFunction = { L in
+        let s = LuaStack(L!)
+        guard let path = s.string(1), !path.isEmpty else {
+            return LuaErrorObject.badArgument(L!, 1, "make_private_dirs", "path expected")
+        }
+        var prefix = path.hasPrefix("/") ? "/" : ""
+        for part in path.split(separator: "/") {
+            prefix += part
+            if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
+                s.pushNil()
+                s.push("cannot make the folder \(prefix): \(String(cString: strerror(errno)))")
+                return 2
+            }
+            prefix += "/"
+        }
+        s.push(true)
+        return 1
+    }
+}

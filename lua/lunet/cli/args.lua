@@ -1,0 +1,149 @@
+--- The one-shot command line's arguments (pure): `[METHOD] URL [ITEM ...]` with options
+--- anywhere, as HTTPie takes them. parse(argv) gives a plain table, or nil and a message
+--- for a usage error (the caller exits 2).
+local items = require "lunet.cli.items"
+
+local M = {}
+
+-- name -> { short =, value = "WHAT" (takes one) }. Kept in one table: the parser, --help,
+-- the suggestion for a typo and the shell completions all read it.
+M.OPTIONS = {
+  ["json"] = { short = "j", help = "data items as a JSON object (the default)" },
+  ["form"] = { short = "f", help = "data items as a form (multipart if there are files)" },
+  ["multipart"] = { help = "data items as multipart/form-data, files or not" },
+  ["raw"] = { value = "BODY", help = "the request body, as given" },
+  ["print"] = { short = "p", value = "WHAT", help = "what to print: H request head, B request body, h response head, b response body, m metadata" },
+  ["headers"] = { short = "h", help = "print the response head only (--print=h)" },
+  ["body"] = { short = "b", help = "print the response body only (--print=b)" },
+  ["verbose"] = { short = "v", help = "print the request too (--print=HBhb)" },
+  ["quiet"] = { short = "q", help = "print nothing (errors still go to stderr)" },
+  ["pretty"] = { value = "all|colors|format|none", help = "colours and formatting (default: all on a terminal, none otherwise)" },
+  ["offline"] = { help = "build and print the request; send nothing" },
+  ["check-status"] = { help = "exit 3, 4 or 5 for a 3xx, 4xx or 5xx answer" },
+  ["output"] = { short = "o", value = "FILE", help = "write the body (or with -v, everything printed) to FILE" },
+  ["download"] = { short = "d", help = "save the body to a file (named by the response or URL) with a progress bar" },
+  ["continue"] = { short = "c", help = "with --download, resume a partial file" },
+  ["follow"] = { short = "F", help = "follow redirects" },
+  ["max-redirects"] = { value = "N", help = "with --follow, at most N redirects (default 30)" },
+  ["timeout"] = { value = "SECONDS", help = "give up after this long without progress" },
+  ["verify"] = { value = "yes|no|CAFILE", help = "check the server's certificate (default yes)" },
+  ["cert"] = { value = "FILE", help = "client certificate (PEM)" },
+  ["cert-key"] = { value = "FILE", help = "its private key, if not in --cert" },
+  ["cert-key-pass"] = { value = "PASS", help = "the key's passphrase" },
+  ["proxy"] = { value = "PROTOCOL:URL", help = "proxy for a protocol (http:http://127.0.0.1:3128), or URL for all" },
+  ["auth"] = { short = "a", value = "USER[:PASS]|TOKEN", help = "credentials; a missing password is asked for" },
+  ["auth-type"] = { short = "A", value = "basic|bearer|digest", help = "the auth scheme (default basic)" },
+  ["ignore-netrc"] = { help = "do not read credentials from ~/.netrc" },
+  ["ignore-stdin"] = { short = "I", help = "do not read a request body from standard input" },
+  ["session"] = { value = "NAME|PATH", help = "keep headers, auth and cookies in a named session" },
+  ["session-read-only"] = { value = "NAME|PATH", help = "use a session without updating it" },
+  ["curl"] = { help = "print the request as a curl command (secrets masked) instead of sending it" },
+  ["har"] = { value = "FILE", help = "record the exchange as a HAR file" },
+  ["cache"] = { help = "use the HTTP cache (RFC 9111) in lunet's cache folder" },
+  ["help"] = { help = "this text" },
+}
+M.SHORT = {}
+for name, o in pairs(M.OPTIONS) do if o.short then M.SHORT[o.short] = name end end
+
+--- Every option name with its dashes, sorted (for suggestions and completions).
+function M.option_names()
+  local names = {}
+  for name in pairs(M.OPTIONS) do names[#names + 1] = "--" .. name end
+  table.sort(names)
+  return names
+end
+
+local function unknown(arg)
+  local msg = string.format("unknown option '%s'", arg)
+  local ok, suggest = pcall(require, "lunet.suggest")
+  local near = ok and suggest.closest(arg:match("^[^=]*"), M.option_names())
+  if near then msg = msg .. string.format("; did you mean '%s'?", near) end
+  return msg .. " (see lunet --help)"
+end
+
+--- HTTPie's URL shorthands: ":3000/x" and ":/x" are localhost, no scheme means http://.
+function M.expand_url(u)
+  if u:find("^:") then
+    local port, rest = u:match("^:(%d*)(.*)$")
+    if not port then return nil end
+    return "http://localhost" .. (port ~= "" and ":" .. port or "") .. (rest ~= "" and rest or "/")
+  end
+  if u:find("^%a[%w+.-]*://") then return u end
+  return "http://" .. u
+end
+
+local METHOD = "^%a+$"
+local STANDARD_METHODS = { GET = true, POST = true, PUT = true, PATCH = true, DELETE = true, HEAD = true,
+                           OPTIONS = true, TRACE = true, CONNECT = true }
+
+function M.parse(argv)
+  local p = { options = {}, items = {}, positional = {} }
+  local only_positional = false
+  local i = 1
+  local function take_value(name, attached, shown)
+    if attached then return attached end
+    i = i + 1
+    if argv[i] == nil then return nil, string.format("option '%s' needs a value (%s)", shown, M.OPTIONS[name].value) end
+    return argv[i]
+  end
+  while i <= #argv do
+    local a = argv[i]
+    if only_positional or a == "-" or not a:find("^%-") then
+      p.positional[#p.positional + 1] = a
+    elseif a == "--" then
+      only_positional = true
+    elseif a:find("^%-%-") then
+      local name, attached = a:match("^%-%-([^=]+)=(.*)$")
+      name = name or a:sub(3)
+      local o = M.OPTIONS[name]
+      if not o then return nil, unknown(a) end
+      if o.value then
+        local v, err = take_value(name, attached, "--" .. name)
+        if not v then return nil, err end
+        p.options[name] = v
+      elseif attached then
+        return nil, string.format("option '--%s' takes no value", name)
+      else
+        p.options[name] = true
+      end
+    else
+      -- -vb (flags together), -ofile / -o file, -pHb
+      local j = 2
+      while j <= #a do
+        local name = M.SHORT[a:sub(j, j)]
+        if not name then return nil, unknown("-" .. a:sub(j, j)) end
+        if M.OPTIONS[name].value then
+          local v, err = take_value(name, j < #a and a:sub(j + 1) or nil, "-" .. a:sub(j, j))
+          if not v then return nil, err end
+          p.options[name] = v
+          break
+        end
+        p.options[name] = true
+        j = j + 1
+      end
+    end
+    i = i + 1
+  end
+  if p.options.help then return p end
+
+  local pos = p.positional
+  if #pos == 0 then return nil, "no URL given (lunet [METHOD] URL [ITEM ...])" end
+  local first = 1
+  if #pos == 1 and STANDARD_METHODS[pos[1]] then
+    return nil, string.format("no URL given after %s (lunet [METHOD] URL [ITEM ...])", pos[1])
+  end
+  if #pos >= 2 and pos[1]:find(METHOD) then
+    p.method = pos[1]:upper()
+    first = 2
+  end
+  p.url = M.expand_url(pos[first])
+  if not p.url then return nil, string.format("'%s' is not a URL", pos[first]) end
+  for k = first + 1, #pos do
+    local item, err = items.parse(pos[k])
+    if not item then return nil, err end
+    p.items[#p.items + 1] = item
+  end
+  return p
+end
+
+return M

@@ -1,0 +1,380 @@
+--- The one-shot command line: `lunet [METHOD] URL [ITEM ...]`, as HTTPie users type it
+--- (docs/cli.md). main(argv) parses, builds the request, sends it (or prints it), prints what
+--- --print asks for and returns the exit status. The parts: args.lua (options), items.lua
+--- (request items), build.lua (the request), render.lua (output), lunet.session_store.
+local core = require "lunet.core"
+local errors = require "lunet.errors"
+local args = require "lunet.cli.args"
+local build = require "lunet.cli.build"
+local http = require "lunet.http"
+
+local M = {}
+
+-- HTTPie's exit statuses.
+local EXIT = { ok = 0, error = 1, usage = 2, timeout = 2, redirects = 6, interrupted = 130 }
+
+local function say(fmt, ...) io.stderr:write("lunet: ", string.format(fmt, ...), "\n") end
+
+local function read_file(path, size_only)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, (err:gsub("^[^:]*: ", "")) end
+  if size_only then
+    local size = f:seek("end")
+    f:close()
+    return size
+  end
+  local bytes = f:read("a")
+  f:close()
+  if not bytes then return nil, "cannot be read" end
+  return bytes
+end
+
+--- The help text, from the option table.
+function M.usage()
+  local lines = {
+    "usage: lunet [METHOD] URL [ITEM ...] [options]",
+    "",
+    "Sends one request, as HTTPie does; the first argument decides: an HTTP method or a URL",
+    "(with a scheme, or :PORT/path, host:port/path, localhost...) is a request, a file that",
+    "exists is a script (lunet --help for scripts and the prompt).",
+    "",
+    "Items:  Header:Value  Header:  Header;  name==query  name=string  name:=json",
+    "        name=@file  name:=@file  field@file[;type=MIME]  @file (the body)",
+    "",
+    "Options:",
+  }
+  local names = {}
+  for name in pairs(args.OPTIONS) do names[#names + 1] = name end
+  table.sort(names)
+  for _, name in ipairs(names) do
+    local o = args.OPTIONS[name]
+    local flag = (o.short and ("-" .. o.short .. ", ") or "    ") .. "--" .. name .. (o.value and (" " .. o.value) or "")
+    lines[#lines + 1] = string.format("  %-38s %s", flag, o.help)
+  end
+  return table.concat(lines, "\n")
+end
+
+-- What to print: HTTPie's --print letters, from the options and where stdout goes.
+local function print_spec(o, to_terminal)
+  local spec = o.print
+  if o.verbose then spec = "HBhb"
+  elseif o.headers then spec = "h"
+  elseif o.body then spec = "b"
+  elseif o.quiet then spec = ""
+  elseif not spec then spec = o.offline and "HB" or (to_terminal and "hb" or "b") end
+  local bad = spec:match("[^HBhbm]")
+  if bad then return nil, string.format("--print=%s: '%s' is not one of H, B, h, b, m", spec, bad) end
+  local want = {}
+  for c in spec:gmatch(".") do want[c] = true end
+  return want
+end
+
+local function pretty_spec(o, to_terminal)
+  local p = o.pretty or (to_terminal and "all" or "none")
+  if p ~= "all" and p ~= "colors" and p ~= "format" and p ~= "none" then
+    return nil, string.format("--pretty=%s: use all, colors, format or none", p)
+  end
+  local color = (p == "all" or p == "colors") and not os.getenv("NO_COLOR")
+  return { color = color, format = p == "all" or p == "format" }
+end
+
+-- Session options from the command line's flags.
+local function session_options(o, q, host)
+  local s = { follow = o.follow == true, max_redirects = tonumber(o["max-redirects"]) or 30 }
+  if o["max-redirects"] and not tonumber(o["max-redirects"]) then
+    return nil, string.format("--max-redirects=%s: a number is needed", o["max-redirects"])
+  end
+  if o.timeout then
+    s.timeout = tonumber(o.timeout)
+    if not s.timeout or s.timeout <= 0 then return nil, string.format("--timeout=%s: a number of seconds is needed", o.timeout) end
+  end
+  local v = o.verify
+  if v then
+    local lower = v:lower()
+    if lower == "no" or lower == "false" then s.insecure = true
+    elseif lower ~= "yes" and lower ~= "true" then s.ca_file = v end
+  end
+  if o.proxy then
+    local _, u = o.proxy:match("^(%a+):(.+)$")
+    if u and u:find("^%a[%w+.-]*://") then s.proxy = u else s.proxy = o.proxy end
+  end
+  if o.cert then
+    s.tls = { cert = o.cert, key = o["cert-key"], key_password = o["cert-key-pass"] }
+  end
+  -- NETRC: if not o["ignore-netrc"] then s.netrc = "optional" end
+  if o.cache then s.cache = true end
+  if o.auth then
+    local kind = o["auth-type"] or "basic"
+    local user, pass = o.auth:match("^([^:]*):(.*)$")
+    user = user or o.auth
+    if kind == "bearer" then
+      s.auth = { bearer = o.auth }
+    elseif kind == "basic" or kind == "digest" then
+      if not pass then
+        local err
+        pass, err = core.read_secret(string.format("lunet: password for %s@%s: ", user, host))
+        if not pass then return nil, "--auth " .. user .. ": no password given and " .. err end
+      end
+      s.auth = { [kind] = { user, pass } }
+    else
+      return nil, string.format("--auth-type=%s: use basic, bearer or digest", kind)
+    end
+  elseif o["auth-type"] then
+    return nil, "--auth-type needs --auth"
+  end
+  return s
+end
+
+-- The request's own options for session:request.
+local function request_options(q)
+  local headers = {}
+  for _, h in ipairs(q.headers) do
+    local name, value = h[1], h[2]
+    local cur = headers[name]
+    if value == false or cur == nil or cur == false then headers[name] = value
+    elseif type(cur) == "table" then cur[#cur + 1] = value
+    else headers[name] = { cur, value } end
+  end
+  local function set_default(name, value)
+    for k in pairs(headers) do if k:lower() == name:lower() then return end end
+    headers[name] = value
+  end
+  if q.accept then set_default("Accept", q.accept) end
+  if q.content_type then set_default("Content-Type", q.content_type) end
+  return { method = q.method, url = q.url, headers = headers, body = q.body, multipart = q.multipart, _record_head = true }
+end
+
+-- The head lines of a raw HTTP head ("GET / HTTP/1.1\r\nA: b\r\n..."): first line and fields.
+local function split_head(head)
+  local lines = {}
+  for line in head:gmatch("([^\r\n]+)") do lines[#lines + 1] = line end
+  local fields = {}
+  for i = 2, #lines do
+    local name, value = lines[i]:match("^([^:]+):%s*(.*)$")
+    if name then fields[#fields + 1] = { name, value } end
+  end
+  return lines[1] or "", fields
+end
+
+-- The request as it will be sent, for --offline (libcurl adds Host and Accept the same way).
+local function offline_head(q, opts, session)
+  local u = require("lunet.url").parse(q.url)
+  local target = (u.path ~= "" and u.path or "/") .. (u.query and ("?" .. u.query) or "")
+  local fields = { { "Host", u.host .. (u.port and (":" .. u.port) or "") } }
+  local seen = {}
+  local function add(name, value)
+    if value == false then return end
+    if type(value) == "table" then for _, v in ipairs(value) do add(name, v) end return end
+    fields[#fields + 1] = { name, value }
+    seen[name:lower()] = true
+  end
+  local names = {}
+  for k in pairs(opts.headers) do names[#names + 1] = k end
+  table.sort(names)
+  local session_headers = session.headers or {}
+  local snames = {}
+  for k in pairs(session_headers) do snames[#snames + 1] = k end
+  table.sort(snames)
+  add("User-Agent", opts.headers["User-Agent"] or session_headers["User-Agent"] or ("lunet/" .. (core.version())))
+  for _, k in ipairs(snames) do if k ~= "User-Agent" and opts.headers[k] == nil then add(k, session_headers[k]) end end
+  for _, k in ipairs(names) do if k ~= "User-Agent" then add(k, opts.headers[k]) end end
+  if not seen.accept then add("Accept", "*/*") end
+  if q.body then add("Content-Length", tostring(#q.body)) end
+  if q.multipart then add("Content-Type", "multipart/form-data; boundary=...") end
+  return q.method .. " " .. target, fields
+end
+
+local function multipart_summary(parts)
+  local out = {}
+  for _, p in ipairs(parts) do
+    out[#out + 1] = p.file and string.format("[part %s: file %s%s]", p.name, p.file, p.content_type and (", " .. p.content_type) or "")
+      or string.format("[part %s: %d bytes]", p.name, #p.data)
+  end
+  return table.concat(out, "\n")
+end
+
+-- A filename for --download: the URL's last path segment, or index.html; "-1", "-2"... added
+-- while that name is taken (unless resuming it).
+local function download_name(u, resume)
+  local path = (u:match("^%a[%w+.-]*://[^/?#]*([^?#]*)") or ""):gsub("/+$", "")
+  local name = path:match("([^/]+)$") or "index.html"
+  name = require("lunet.url").decode(name):gsub("[/%z]", "_")
+  if resume or not io.open(name) then return name end
+  for i = 1, 1000 do
+    local candidate = name .. "-" .. i
+    if not io.open(candidate) then return candidate end
+  end
+  return name
+end
+
+-- An error's exit status, as HTTPie's.
+local function error_status(e)
+  if e.kind == "timeout" then return EXIT.timeout end
+  if e.kind == "redirects" then return EXIT.redirects end
+  if e.kind == "cancelled" then return EXIT.interrupted end
+  return EXIT.error
+end
+
+local function run(argv)
+  local p, err = args.parse(argv)
+  if not p then say("%s", err) return EXIT.usage end
+  local o = p.options
+  if o.help then print(M.usage()) return EXIT.ok end
+
+  local stdin
+  if not o["ignore-stdin"] and not o.raw then
+    local kind = core.fd_kind(0)
+    if kind == "pipe" or kind == "file" then
+      stdin = io.stdin:read("a")
+      if stdin == "" then stdin = nil end
+    end
+  end
+  local q
+  q, err = build.request(p, read_file, stdin)
+  if not q then say("%s", err) return EXIT.usage end
+
+  local out = io.stdout
+  local to_terminal = core.isatty(1) and not o.output
+  local want
+  want, err = print_spec(o, to_terminal)
+  if not want then say("%s", err) return EXIT.usage end
+  local look
+  look, err = pretty_spec(o, to_terminal)
+  if not look then say("%s", err) return EXIT.usage end
+  if o.continue and not o.download then say("--continue needs --download") return EXIT.usage end
+
+  local host = q.url:match("^%a[%w+.-]*://([^/?#]*)") or ""
+  local sopts
+  sopts, err = session_options(o, q, host)
+  if not sopts then say("%s", err) return EXIT.usage end
+  local named = o.session or o["session-read-only"]
+  if named then
+    sopts.name = named
+    sopts.read_only = o["session-read-only"] ~= nil
+  end
+  local session = http.session(sopts)
+  local opts = request_options(q)
+  local render = require "lunet.cli.render"
+
+  local chunks = {}
+  local function emit(s) chunks[#chunks + 1] = s end
+  local function flush()
+    local text = table.concat(chunks)
+    chunks = {}
+    if o.output and not o.download then
+      local f, ferr = io.open(o.output, "wb")
+      if not f then say("-o %s: %s", o.output, ferr) return false end
+      local ok, werr = f:write(text)
+      local closed = f:close()
+      if not ok or not closed then say("-o %s: %s", o.output, werr or "the write failed") return false end
+    else
+      out:write(text)
+      out:flush()
+    end
+    return true
+  end
+
+  if o.curl then
+    local flat = {}
+    for _, f in ipairs(select(2, offline_head(q, opts, session))) do
+      if f[1] ~= "Host" and f[1] ~= "Content-Length" and not (q.multipart and f[1] == "Content-Type") then
+        flat[#flat + 1] = f[1]; flat[#flat + 1] = f[2]
+      end
+    end
+    print(require("lunet.response").curl_of({
+      method = q.method, url = q.url, body = q.body, multipart = q.multipart,
+      headers = require("lunet.headers").from_flat(flat),
+    }))
+    return EXIT.ok
+  end
+
+  if o.offline then
+    local line, fields = offline_head(q, opts, session)
+    if want.H then emit(render.request_head(line:match("^(%S+)"), line:match("^%S+ (.*)$"), fields, look) .. "\n\n") end
+    if want.B then
+      if q.body then emit(render.body(q.body, q.content_type, look) .. "\n")
+      elseif q.multipart then emit(multipart_summary(q.multipart) .. "\n") end
+    end
+    return flush() and EXIT.ok or EXIT.error
+  end
+
+  if o.har then http.record(o.har) end
+  if o.download then
+    local dest = o.output or download_name(q.url, o.continue)
+    local ok, result = pcall(function()
+      return http.download(q.url, dest, { session = session, resume = o.continue == true, progress = true, headers = opts.headers })
+    end)
+    if not ok then
+      say("%s", errors.is(result) and tostring(result) or errors.describe(result))
+      return errors.is(result) and error_status(result) or EXIT.error
+    end
+    io.stderr:write(string.format("Saved %s (%d bytes)\n", result.path, result.bytes))
+    return EXIT.ok
+  end
+
+  local ok, r = pcall(session.request, session, opts)
+  if not ok then
+    local e = r
+    say("%s", errors.is(e) and tostring(e) or errors.describe(e))
+    return errors.is(e) and error_status(e) or EXIT.error
+  end
+
+  if want.H or want.B then
+    local sent = r.request
+    if want.H then
+      local line, fields
+      if sent.sent_head then line, fields = split_head(sent.sent_head)
+      else line, fields = offline_head(q, opts, session) end
+      local method, target = line:match("^(%S+) (%S+)")
+      emit(render.request_head(method or q.method, target or q.url, fields, look) .. "\n\n")
+    end
+    if want.B then
+      if q.body then emit(render.body(q.body, q.content_type, look) .. "\n\n")
+      elseif q.multipart then emit(multipart_summary(q.multipart) .. "\n\n") end
+    end
+  end
+  if want.h then
+    emit(render.response_head(r.http_version, r.status, r.reason, r.headers:list(), look) .. "\n\n")
+  end
+  if want.b then
+    if to_terminal or look.format or look.color then
+      local text_ok, text = pcall(function() return r.text end)
+      local shown = render.body(r.body, r.headers["content-type"], { color = look.color, format = look.format, text = text_ok and text or nil })
+      if shown ~= "" then emit(shown .. "\n") end
+    else
+      emit(r.body)   -- byte for byte
+    end
+  end
+  if want.m then
+    emit(string.format("Elapsed time: %.6fs\n", r.elapsed or 0))
+  end
+  if not flush() then return EXIT.error end
+
+  if named and not o["session-read-only"] then
+    -- As HTTPie: the headers given on the command line join the session (session_store
+    -- leaves out the ones about one request's body or condition).
+    for _, field in ipairs(q.headers) do session.headers[field[1]] = field[2] or nil end
+    local saved, serr = pcall(session.save, session)
+    if not saved then say("%s", tostring(serr)) return EXIT.error end
+  end
+
+  if o["check-status"] then
+    local class = r.status // 100
+    if class >= 3 and class <= 5 then
+      if not to_terminal then io.stderr:write(string.format("lunet: warning: HTTP %d %s\n", r.status, r.reason)) end
+      return class
+    end
+  end
+  return EXIT.ok
+end
+
+--- Runs the command line; the process's exit status.
+function M.main(argv)
+  local ok, status = pcall(run, argv)
+  if ok then return status end
+  local e = status
+  say("%s", errors.is(e) and tostring(e) or errors.describe(e))
+  return errors.is(e) and error_status(e) or EXIT.error
+end
+
+return M

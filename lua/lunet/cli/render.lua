@@ -1,0 +1,107 @@
+--- How the one-shot command line prints a request and a response (pure: strings in, strings
+--- out). On a terminal: heads with colour, JSON and XML bodies indented, binary bodies not
+--- dumped; elsewhere (redirected) the body byte for byte.
+local json = require "lunet.json"
+local pretty = require "lunet.pretty"
+local xml = require "lunet.xml"
+
+local M = {}
+
+--- JSON text indented by four spaces, members in the order they came and numbers as written
+--- (decoding and encoding again would reorder the keys and respell the numbers). The text must
+--- be valid JSON: the caller checks with json.decode first.
+function M.indent_json(text)
+  local out, depth, i, n = {}, 0, 1, #text
+  local function newline() out[#out + 1] = "\n" .. string.rep("    ", depth) end
+  while i <= n do
+    local s, e = text:find('["{}%[%],:]', i)
+    if not s then break end
+    local c = text:sub(s, s)
+    local before = text:sub(i, s - 1):match("^%s*(.-)%s*$")
+    if before ~= "" then out[#out + 1] = before end
+    if c == '"' then
+      -- the string's end: the next quote not escaped by an odd number of backslashes
+      local j = s
+      repeat
+        j = text:find('"', j + 1, true)
+        local k = j - 1
+        while text:sub(k, k) == "\\" do k = k - 1 end
+      until (j - 1 - k) % 2 == 0
+      out[#out + 1] = text:sub(s, j)
+      e = j
+    elseif c == "{" or c == "[" then
+      local close = c == "{" and "}" or "]"
+      local after = text:find("%S", e + 1)
+      if after and text:sub(after, after) == close then
+        out[#out + 1] = c .. close
+        e = after
+      else
+        out[#out + 1] = c
+        depth = depth + 1
+        newline()
+      end
+    elseif c == "}" or c == "]" then
+      depth = depth - 1
+      newline()
+      out[#out + 1] = c
+    elseif c == "," then
+      out[#out + 1] = ","
+      newline()
+    else
+      out[#out + 1] = ": "
+    end
+    i = e + 1
+  end
+  local rest = text:sub(i):match("^%s*(.-)%s*$")
+  if rest ~= "" then out[#out + 1] = rest end
+  return table.concat(out)
+end
+
+local function is_binary(bytes)
+  return bytes:find("%z") ~= nil or not utf8.len(bytes)
+end
+
+--- A body for a terminal: formatted by its type when `format`, coloured when `color`.
+function M.body(bytes, content_type, opts)
+  local paint = pretty.painter(opts.color)
+  content_type = (content_type or ""):lower()
+  if is_binary(bytes) and not (opts.text and utf8.len(opts.text)) then
+    return "+-----------------------------------------+\n" ..
+           "| NOTE: binary data not shown in terminal |\n" ..
+           "+-----------------------------------------+"
+  end
+  local text = opts.text or bytes
+  if opts.format and (content_type:find("json", 1, true) or content_type:find("javascript", 1, true)) then
+    if pcall(json.decode, text) then return pretty.highlight_json(M.indent_json(text), paint) end
+  elseif opts.format and content_type:find("xml", 1, true) then
+    local ok, doc = pcall(xml.decode, text, { ignore_encoding = true })
+    if ok then
+      local declared = text:find("^%s*<%?xml") ~= nil
+      local ok2, out = pcall(xml.encode, doc, { pretty = true, declaration = declared })
+      if ok2 then return out end
+    end
+  end
+  return text
+end
+
+local function head_lines(first, fields, paint)
+  local out = { first }
+  for _, f in ipairs(fields) do out[#out + 1] = paint("cyan", f[1]) .. ": " .. f[2] end
+  return table.concat(out, "\n")
+end
+
+--- The request line and fields, as sent on HTTP/1.1.
+function M.request_head(method, target, fields, opts)
+  local paint = pretty.painter(opts.color)
+  return head_lines(paint("bold", method) .. " " .. paint("green", target) .. " HTTP/1.1", fields, paint)
+end
+
+--- The status line and fields.
+function M.response_head(version, status, reason, fields, opts)
+  local paint = pretty.painter(opts.color)
+  local color = status < 300 and "green" or status < 400 and "yellow" or "red"
+  local line = paint("blue", "HTTP/" .. version) .. " " .. paint("bold", paint(color, status .. " " .. reason))
+  return head_lines(line, fields, paint)
+end
+
+return M
