@@ -113,7 +113,7 @@ function M.request(p, read, stdin)
 
   -- HTTPie's defaults: with --json, or JSON data, both fields say JSON; --form without files
   -- says form (a multipart body's type, with its boundary, comes from the transfer).
-  if mode == "json" and (#fields > 0 or o.json) then
+  if mode == "json" and (#fields > 0 or o.json or q.body ~= nil) then
     q.content_type = q.content_type or "application/json"
     q.accept = "application/json, */*;q=0.5"
   elseif mode == "form" and #files == 0 then
