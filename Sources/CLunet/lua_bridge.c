@@ -87,6 +87,11 @@ lua_State *lunet_newstate(void) {
 
 static int openlibs(lua_State *L) { luaL_openlibs(L); return 0; }
 
+void lunet_set_noenv(lua_State *L) {
+    lua_pushboolean(L, 1);
+    lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");   /* what lua.c's -E sets: package reads no env */
+}
+
 int lunet_openlibs(lua_State *L) {
     lua_pushcfunction(L, openlibs);
     return lua_pcall(L, 0, 0, 0);

@@ -38,13 +38,15 @@ public final class LuaHost {
     /// False for a host attached to someone else's state (the Lua module): it never closes it.
     public let ownsState: Bool
 
-    public init(loop: EventLoop = EventLoop()) throws(LunetError) {
+    /// `ignoreEnvironment`: the package library ignores LUA_PATH and LUA_CPATH (lua5.4's -E).
+    public init(loop: EventLoop = EventLoop(), ignoreEnvironment: Bool = false) throws(LunetError) {
         guard let L = lunet_newstate() else { throw LunetError(.argument, "could not create a Lua state") }
         self.L = L
         self.current = L
         self.loop = loop
         self.ownsState = true
         lunet_extraspace(L).pointee = Unmanaged.passUnretained(self).toOpaque()
+        if ignoreEnvironment { lunet_set_noenv(L) }
         guard lunet_openlibs(L) == LUA_OK else { throw LunetError(.argument, "could not open Lua's standard libraries") }
         installPreloads()
         try requirePrelude(globals: true)

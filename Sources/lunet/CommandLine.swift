@@ -12,7 +12,14 @@ struct Invocation: Equatable {
     }
 
     var mode: Mode = .repl
-    var chunks: [String] = []        // -e CODE, in order
+    /// What -e and -l ask for, run in the order given (as lua5.4 runs them).
+    enum Step: Equatable {
+        case code(String)                          // -e CODE
+        case require(global: String, module: String)   // -l mod, -l g=mod
+    }
+    var steps: [Step] = []
+    var ignoreEnvironment = false    // -E: no LUA_INIT, LUA_PATH or LUA_CPATH
+    var warnings = false             // -W: warn() on
     var interactive = false          // -i: the REPL after the script
     var har: String?                 // --har FILE: record the run
     var scriptArguments: [String] = []
@@ -54,11 +61,35 @@ struct Invocation: Equatable {
                 return inv
             case "-e":
                 guard i + 1 < argv.count else { throw .missingValue("-e") }
-                inv.chunks.append(argv[i + 1])
+                inv.steps.append(.code(argv[i + 1]))
                 inv.interpreterArguments += [a, argv[i + 1]]
                 sawChunk = true
                 i += 2
                 continue
+            case _ where a.hasPrefix("-l"):
+                // -l mod, -lmod, -l g=mod: require("mod") into the global mod (or g)
+                var spec = String(a.dropFirst(2))
+                if spec.isEmpty {
+                    guard i + 1 < argv.count else { throw .missingValue("-l") }
+                    spec = argv[i + 1]
+                    inv.interpreterArguments += [a, spec]
+                    i += 2
+                } else {
+                    inv.interpreterArguments.append(a)
+                    i += 1
+                }
+                let parts = spec.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let module = String(parts.last!)
+                // lua5.4 names the global after the module up to its first '-' (luaopen_ rules).
+                let global = parts.count == 2 ? String(parts[0]) : String(module.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)[0])
+                inv.steps.append(.require(global: global, module: module))
+                continue
+            case "-E":
+                inv.ignoreEnvironment = true
+                inv.interpreterArguments.append(a)
+            case "-W":
+                inv.warnings = true
+                inv.interpreterArguments.append(a)
             case "-i":
                 inv.interactive = true
                 inv.interpreterArguments.append(a)
@@ -147,6 +178,9 @@ struct Invocation: Equatable {
       lunet script.lua a b     run a script; `arg` and `...` hold its arguments
       lunet -                  run the script on standard input
       lunet -e CODE            run CODE (may be given several times, before a script)
+      lunet -l mod / -l g=mod  require("mod") into the global mod (or g), in order with -e
+      lunet -E                 ignore LUA_INIT, LUA_PATH and LUA_CPATH
+      lunet -W                 turn warnings on
       lunet -i script.lua      run the script, then open the REPL in its state
       lunet --har FILE ...     record every request and response as a HAR 1.2 file
       lunet [METHOD] URL [ITEM ...]

@@ -31,7 +31,7 @@ default:
 
 let host: LuaHost
 do {
-    host = try LuaHost()
+    host = try LuaHost(ignoreEnvironment: invocation.ignoreEnvironment)
 } catch {
     writeError("lunet: \(error)\n")
     exit(1)
@@ -73,8 +73,24 @@ var scriptName = ""
 if case .script(let path) = invocation.mode { scriptName = path }
 host.setScriptArguments(interpreter: invocation.interpreterArguments, script: scriptName, arguments: invocation.scriptArguments)
 
-for (i, chunk) in invocation.chunks.enumerated() where status == 0 {
-    status = host.run(.string(chunk, name: invocation.chunks.count == 1 ? "=(command line)" : "=(command line \(i + 1))"))
+// As lua5.4: LUA_INIT_5_4 (else LUA_INIT) first, a chunk or "@file"; then -W; then -e and -l
+// in the order given.
+if !invocation.ignoreEnvironment, let initCode = getenv("LUA_INIT_5_4").map({ String(cString: $0) }) ?? getenv("LUA_INIT").map({ String(cString: $0) }) {
+    let name = getenv("LUA_INIT_5_4") != nil ? "=LUA_INIT_5_4" : "=LUA_INIT"
+    status = initCode.hasPrefix("@") ? host.run(.file(String(initCode.dropFirst()))) : host.run(.string(initCode, name: name))
+}
+if status == 0 && invocation.warnings { _ = host.run(.string("warn('@on')", name: "=-W")) }
+let codeSteps = invocation.steps.filter { if case .code = $0 { true } else { false } }.count
+var codeIndex = 0
+for step in invocation.steps where status == 0 {
+    switch step {
+    case .code(let chunk):
+        codeIndex += 1
+        status = host.run(.string(chunk, name: codeSteps == 1 ? "=(command line)" : "=(command line \(codeIndex))"))
+    case .require(let global, let module):
+        host.setGlobal("__lunet_require", .array([.string(global), .string(module)]))
+        status = host.run(.string("local g, m = __lunet_require[1], __lunet_require[2]; __lunet_require = nil; _G[g] = require(m)", name: "=-l " + module))
+    }
 }
 if status == 0, case .script(let path) = invocation.mode, !path.isEmpty {
     status = host.run(.file(path), arguments: invocation.scriptArguments)

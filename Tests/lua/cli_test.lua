@@ -42,6 +42,52 @@ test("scripts never load GNU readline: only the prompt on a terminal opens it", 
   eq({ code, out }, { 0, "0\n" }, "no libreadline or libtinfo mapping in a script's process")
 end)
 
+-- lua5.4 parity: the same command line through lua5.4 and lunet prints the same.
+local function both(line, env)
+  local dir = os.tmpname()
+  os.remove(dir)
+  os.execute("mkdir -p " .. dir)
+  local f = assert(io.open(dir .. "/mymod.lua", "w"))
+  f:write('return { name = "mymod" }')
+  f:close()
+  f = assert(io.open(dir .. "/init.lua", "w"))
+  f:write('from_init_file = 42')
+  f:close()
+  local prefix = "cd " .. dir .. " && env " .. (env or "") .. " "
+  local c1, theirs = h.run(prefix .. "lua5.4 " .. line)
+  local lunet = LUNET:find("^/") and LUNET or (os.getenv("PWD") .. "/" .. LUNET)
+  local c2, ours = h.run(prefix .. lunet .. " " .. line)
+  os.execute("rm -rf " .. dir)
+  return { c1, theirs }, { c2, ours }
+end
+
+test("lua5.4 parity: -l mod, -l g=mod, -lmod, in order with -e", function()
+  local theirs, ours = both([[-l mymod -l m2=mymod -e 'print(mymod.name, m2.name)' -lstring -e 'print(type(string))']])
+  eq(ours, theirs, "lunet, then lua5.4")
+  eq(ours, { 0, "mymod\tmymod\ntable\n" }, "what both print")
+end)
+
+test("lua5.4 parity: LUA_INIT and LUA_INIT_5_4 (a chunk or @file) run first; -E ignores them and LUA_PATH", function()
+  local theirs, ours = both([[-e 'print(x)']], "LUA_INIT='x = 1'")
+  eq(ours, theirs, "LUA_INIT")
+  theirs, ours = both([[-e 'print(x)']], "LUA_INIT='x = 1' LUA_INIT_5_4='x = 2'")
+  eq(ours, theirs, "LUA_INIT_5_4 wins")
+  theirs, ours = both([[-e 'print(from_init_file)']], "LUA_INIT=@init.lua")
+  eq(ours, theirs, "@file")
+  theirs, ours = both([[-E -e 'print(x, package.path:find("nowhere", 1, true))']], "LUA_INIT='x = 1' LUA_PATH='/nowhere/?.lua'")
+  eq(ours, theirs, "-E")
+  eq(ours[2], "nil\tnil\n", "-E: neither LUA_INIT nor LUA_PATH")
+end)
+
+-- A deliberate difference (docs/cli.md): lunet's warnings are on from the start (an error in a
+-- __gc must not pass silently, docs/reliability.md) and say "lunet: warning:"; -W is accepted.
+test("lua5.4 parity: -W turns warnings on (lunet's are on already)", function()
+  local theirs, ours = both([[-W -e 'warn("careful")' -e 'warn("@off")' -e 'warn("hidden")']])
+  eq({ ours[1], (ours[2]:gsub("^lunet: warning: ", "Lua warning: ")) }, theirs, "-W, then @off")
+  theirs, ours = both([[-e 'warn("shown")']])
+  eq({ theirs, ours }, { { 0, "" }, { 0, "lunet: warning: shown\n" } }, "without -W")
+end)
+
 test("--version and --help", function()
   local code, out = h.run(LUNET .. " --version")
   eq(code, 0, "status")

@@ -40,6 +40,8 @@ static inline int lunet_upvalue(int i) { return lua_upvalueindex(i + 1); }
 lua_State *lunet_newstate(void);
 /// luaL_openlibs under a protected call. Returns a Lua status.
 int lunet_openlibs(lua_State *L);
+/* lua5.4 -E: the package library ignores LUA_PATH and LUA_CPATH. Before lunet_openlibs. */
+void lunet_set_noenv(lua_State *L);
 /// lua_pcall with a message handler that appends a traceback to string errors. The handler
 /// leaves non-string error values alone (tables, error objects) so callers can inspect them.
 int lunet_pcall(lua_State *L, int nargs, int nresults);
