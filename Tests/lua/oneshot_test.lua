@@ -238,4 +238,23 @@ test("named sessions keep headers, auth and cookies between runs, 0600; read-onl
   os.execute("rm -rf " .. cfg)
 end)
 
+test("--har records the exchange with secrets masked; --cache answers the second time from the cache", function()
+  local har = os.tmpname()
+  local code = lunet("--har " .. har .. " " .. q(BIN .. "/get") .. " 'Authorization:Bearer s3cr3t'")
+  eq(code, 0, "exit")
+  local j = json.decode(h.read_file(har))
+  eq(#j.log.entries, 1, "one entry")
+  for _, field in ipairs(j.log.entries[1].request.headers) do
+    if field.name:lower() == "authorization" then truthy(not field.value:find("s3cr3t", 1, true), "the token is masked: " .. field.value) end
+  end
+  os.remove(har)
+  local cache = os.tmpname()
+  os.remove(cache)
+  local url = q(BIN .. "/cache/60")
+  lunet("--cache " .. url, "XDG_CACHE_HOME=" .. cache)
+  local _, out = lunet("--cache --print=h " .. url, "XDG_CACHE_HOME=" .. cache)
+  truthy(out:lower():find("\nage: %d"), "the second answer has an Age (from the cache):\n" .. out)
+  os.execute("rm -rf " .. cache)
+end)
+
 if h.done then h.done() end

@@ -371,6 +371,7 @@ end
 --- Runs the command line; the process's exit status.
 function M.main(argv)
   local ok, status = pcall(run, argv)
+  http._save_records()   -- --har: written whatever happened, as at a script's end
   if ok then return status end
   local e = status
   say("%s", errors.is(e) and tostring(e) or errors.describe(e))
