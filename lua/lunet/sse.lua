@@ -45,10 +45,13 @@ function Stream:_emit(ev)
   self.count = self.count + 1
   if self.on_event then self.on_event(ev) end
   if self._iterating then
-    local q = self._queue
-    q[#q + 1] = ev
+    -- A queue with a head index: taking the first event must not shift the rest (table.remove(q, 1)
+    -- did, once per event: 20x slower than a Python reader at 100,000 events).
+    local tail = self._tail + 1
+    self._queue[tail] = ev
+    self._tail = tail
     if self._waiter then local w = self._waiter; self._waiter = nil; w:resolve(true) end
-    while #self._queue > self._buffer and not self.closed do
+    while self._tail - self._head + 1 > self._buffer and not self.closed do
       self._room = task.source()
       self._room.task:await()
     end
@@ -156,10 +159,13 @@ function Stream:events()
   self._iterating = true
   return function()
     while true do
-      local q = self._queue
-      if #q > 0 then
-        local ev = table.remove(q, 1)
-        if self._room and #q <= self._buffer then local r = self._room; self._room = nil; r:resolve(true) end
+      local head = self._head
+      if head <= self._tail then
+        local q = self._queue
+        local ev = q[head]
+        q[head] = nil
+        if head == self._tail then self._head, self._tail = 1, 0 else self._head = head + 1 end
+        if self._room and self._tail - self._head + 1 <= self._buffer then local r = self._room; self._room = nil; r:resolve(true) end
         return ev
       end
       if self.closed then
@@ -187,7 +193,7 @@ function M.open(session, url, opts)
   check(opts)
   local retry = (opts.retry or 3000) / 1000
   local s = setmetatable({
-    session = session, url = url, _opts = opts, _parser = parser.new(), _queue = {},
+    session = session, url = url, _opts = opts, _parser = parser.new(), _queue = {}, _head = 1, _tail = 0,
     _buffer = opts.buffer or DEFAULT_BUFFER, on_event = opts.on_event,
     retry = retry, delay = retry, max_delay = (opts.max_delay or 30000) / 1000, max_retries = opts.max_retries,
     count = 0, connected = 0, reconnects = 0, closed = false,
