@@ -44,16 +44,7 @@ local REQUEST_OPTIONS = {
 }
 local HTTP_VERSIONS = { ["1.0"] = true, ["1.1"] = true, ["2"] = true, ["2-prior-knowledge"] = true, ["3"] = true }
 
-local function closest(name, known)
-  local best, best_d
-  for k in pairs(known) do
-    -- a cheap distance: shared prefix and length
-    local d = math.abs(#k - #name)
-    for i = 1, math.min(#k, #name) do if k:sub(i, i) ~= name:sub(i, i) then d = d + 1 end end
-    if not best_d or d < best_d then best, best_d = k, d end
-  end
-  if best_d and best_d <= 3 then return best end
-end
+local function closest(name, known) return require("lunet.suggest").closest(name, known) end
 
 local function check_options(opts, known, where)
   for k, v in pairs(opts) do
