@@ -39,6 +39,28 @@ test("parser: retry takes digits only, id with NUL is ignored, empty data still 
   eq(parse({ "data: x\nevent: e\n\n\n\nevent: only-type\n\n" }), { { "e", "x", "" } }, "blank lines and a type without data dispatch nothing")
 end)
 
+test("parser: any split of a stream into pieces gives the same events as the whole", function()
+  local stream = "\239\187\191: c\r\nevent: a\rdata: 1\r\ndata:2\n\nid: 9\ndata\r\n\r\nretry: 5\ndata:  x:y\n\n"
+  local whole = parse({ stream })
+  eq(#whole, 3, "the whole stream's events")
+  eq(whole[3], { "message", " x:y", "9" }, "a value keeps its colons and all but one space")
+  for cut = 1, #stream - 1 do
+    eq(parse({ stream:sub(1, cut), stream:sub(cut + 1) }), whole, "split at byte " .. cut)
+  end
+  local bytes = {}
+  for i = 1, #stream do bytes[i] = stream:sub(i, i) end
+  eq(parse(bytes), whole, "one byte at a time")
+end)
+
+test("parser: a field-less line, an unknown field and a long multi-line event", function()
+  local lines = {}
+  for i = 1, 40 do lines[i] = "data: " .. i end
+  local evs = parse({ "nocolon\nfoo: bar\n" .. table.concat(lines, "\n") .. "\n\ndata: short\n\n" })
+  eq(#evs, 2, "two events")
+  eq(select(2, evs[1][2]:gsub("\n", "")), 39, "40 lines joined by LF")
+  eq(evs[2][2], "short", "the next event holds only its own line")
+end)
+
 -- The event-stream server, started for this file.
 local server, pid, port = h.start_server("sse_server.py")
 local BASE = "http://127.0.0.1:" .. port

@@ -40,22 +40,45 @@ local function is_event_stream(content_type)
   return (content_type or ""):lower():match("^%s*([^;%s]+)") == "text/event-stream"
 end
 
--- Hands `ev` to on_event and the iterator's queue; waits while the queue is full.
-function Stream:_emit(ev)
-  self.count = self.count + 1
-  if self.on_event then self.on_event(ev) end
-  if self._iterating then
-    -- A queue with a head index: taking the first event must not shift the rest (table.remove(q, 1)
-    -- did, once per event: 20x slower than a Python reader at 100,000 events).
-    local tail = self._tail + 1
-    self._queue[tail] = ev
-    self._tail = tail
-    if self._waiter then local w = self._waiter; self._waiter = nil; w:resolve(true) end
-    while self._tail - self._head + 1 > self._buffer and not self.closed do
-      self._room = task.source()
-      self._room.task:await()
+-- Hands the `n` events of `evs` (the list the parser made for one piece of the body) to
+-- on_event and to the iterator's queue; waits while the queue holds `buffer` events.
+function Stream:_emit(evs, n)
+  local on_event = self.on_event
+  if on_event then
+    for i = 1, n do
+      self.count = self.count + 1
+      on_event(evs[i])
+      if self.closed then return end
+    end
+  else
+    self.count = self.count + n
+  end
+  if not self._iterating then return end
+  -- A queue with a head index: taking the first event must not shift the rest (table.remove(q, 1)
+  -- did, once per event: 20x slower than a Python reader at 100,000 events). An empty queue with
+  -- room for all of them is replaced by the parser's list as it is.
+  local buffer = self._buffer
+  if self._head > self._tail and n <= buffer then
+    self._queue, self._head, self._tail = evs, 1, n
+  else
+    for i = 1, n do
+      while self._tail - self._head + 1 >= buffer do
+        self:_wake_iterator()
+        self._room = task.source()
+        self._room.task:await()
+        if self.closed then return end
+      end
+      local tail = self._tail + 1
+      self._queue[tail] = evs[i]
+      self._tail = tail
     end
   end
+  self:_wake_iterator()
+end
+
+function Stream:_wake_iterator()
+  local w = self._waiter
+  if w then self._waiter = nil; w:resolve(true) end
 end
 
 -- One connection: resolves when it ends; returns "again" (reconnect) or "stop".
@@ -87,8 +110,9 @@ function Stream:_connect()
         self.connected = self.connected + 1
       end
       for i = 1, #chunks do
-        for _, ev in ipairs(p:feed(chunks[i])) do
-          self:_emit(ev)
+        local evs = p:feed(chunks[i])
+        if #evs > 0 then
+          self:_emit(evs, #evs)
           if self.closed then return end
         end
         if p.retry then self.retry, self.delay, p.retry = p.retry / 1000, p.retry / 1000, nil end
