@@ -34,6 +34,33 @@ test("require 'lunet' in lua5.4: requests, tasks, errors as objects", function()
   eq({ code, out }, { 0, "200 1 false argument 2 nil" }, "status and output")
 end)
 
+test("module mode reads and writes no undeclared global and leaves coroutine alone", function()
+  -- A strict _G: any read or write of a name that was not there before lunet loaded is an error.
+  local har = os.tmpname()
+  local code, out = h.run(LUA .. " -e '" .. [[
+    local resume, wrap = coroutine.resume, coroutine.wrap
+    setmetatable(_G, {
+      __index = function(_, k) error("read of undeclared global " .. tostring(k), 2) end,
+      __newindex = function(_, k) error("write of undeclared global " .. tostring(k), 2) end })
+    local lunet = require "lunet"
+    local rec = lunet.http.record("]] .. har .. [[")
+    local r = lunet.http.get(os.getenv("LUNET_HTTPBIN") .. "/get")
+    assert(rec.save())
+    local expect = require("lunet.testing.expect").expect
+    local ok = pcall(function() expect(r).to.have_status(200).to.have_json_path("$.url", os.getenv("LUNET_HTTPBIN") .. "/get") end)
+    local n = lunet.run(function()
+      local co = lunet.coroutine.wrap(function() coroutine.yield(lunet.http.get_async(os.getenv("LUNET_HTTPBIN") .. "/get"):await().status) end)
+      return co()
+    end)
+    io.write(tostring(coroutine.resume == resume), " ", tostring(coroutine.wrap == wrap), " ", r.status, " ", tostring(ok), " ", n)
+  ]] .. "'")
+  eq({ code, out }, { 0, "true true 200 true 200" }, "status and output")
+  local f = io.open(har)
+  truthy(f and f:read("a"):find('"status": *200'), "the HAR file was written")
+  if f then f:close() end
+  os.remove(har)
+end)
+
 test("the module example runs in a stock lua5.4", function()
   local code, out = h.run(LUA .. " " .. root .. "Examples/module-demo.lua " .. BIN)
   eq({ code, out }, { 0, "200\tlua5.4\n201\t202\nfalse\tconnect\n" }, "status and output")

@@ -9,6 +9,7 @@
 --
 -- What is kept is copied when it is added; masking happens when it is written, so one recorder
 -- can be written both ways. See docs/testing.md ("HAR").
+local json = require "lunet.json"
 local url = require "lunet.url"
 
 local M = {}

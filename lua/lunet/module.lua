@@ -6,6 +6,10 @@ local M = {
   http = require "lunet.http", task = task, json = require "lunet.json", url = require "lunet.url",
   net = require "lunet.net", xml = require "lunet.xml", protobuf = require "lunet.protobuf",
 }
+-- The interpreter's coroutine functions stay as they were; these pass lunet's awaits through a
+-- coroutine of the script's own (what the lunet program's coroutine.resume and wrap do).
+local runtime = require "lunet.runtime"
+M.coroutine = { resume = runtime.resume, wrap = runtime.wrap }
 M.version = (select(1, require("lunet.core").version()))
 
 --- Runs fn(...) as a lunet coroutine, so `_async` requests and `await` work inside it, and

@@ -3,8 +3,14 @@
 local runtime = require "lunet.runtime"
 local errors = require "lunet.errors"
 
-coroutine.resume = runtime.resume
-coroutine.wrap = runtime.wrap
+-- The lunet program (and a Swift tool embedding it) owns its interpreter and replaces
+-- coroutine.resume and coroutine.wrap, so that a user's own coroutines pass awaits through. A
+-- stock lua5.4 that loaded lunet with `require` keeps its own: lunet.coroutine has these there.
+local own_interpreter = debug.getregistry()["lunet.globals"]
+if own_interpreter then
+  coroutine.resume = runtime.resume
+  coroutine.wrap = runtime.wrap
+end
 
 local task = require "lunet.task"
 
@@ -15,7 +21,7 @@ local task = require "lunet.task"
 -- mode, a sandbox) gets them all loaded and the __index gone first, so it sees plain globals.
 local LAZY = { http = "lunet.http", json = "lunet.json", url = "lunet.url", net = "lunet.net",
                xml = "lunet.xml", protobuf = "lunet.protobuf" }
-if debug.getregistry()["lunet.globals"] then
+if own_interpreter then
   _G.task = task
   local raw_getmetatable, raw_setmetatable = getmetatable, setmetatable
   local debug_getmetatable, debug_setmetatable = debug.getmetatable, debug.setmetatable

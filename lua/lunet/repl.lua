@@ -37,6 +37,8 @@ function M.complete(line)
   if inside_string then
     local prefix = line:match("[\"']([^\"']*)$") or ""
     local found = {}
+    -- The URLs http.lua saw, if it was loaded (completion does not load it, and reads no global).
+    local http = package.loaded["lunet.http"]
     for u in pairs(http and http._seen_urls or {}) do
       local path = u:match("^%a+://[^/]+/(.*)$")       -- sessions take paths relative to base_url
       for _, candidate in ipairs({ u, path }) do

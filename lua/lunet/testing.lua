@@ -5,6 +5,7 @@
 --
 -- main returns the exit status (0: every test passed; 1: a test failed, or none ran; 2: bad
 -- arguments) and never exits itself. See docs/testing.md.
+local json = require "lunet.json"
 local runner = require "lunet.testing.runner"
 local report = require "lunet.testing.report"
 local expect = require "lunet.testing.expect"

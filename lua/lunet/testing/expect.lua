@@ -2,6 +2,7 @@
 -- expected and what came instead. A failure is raised as a Failure object (message, at, source,
 -- expected, actual, diff, request, response_status, response_body); tostring gives one
 -- readable line.
+local json = require "lunet.json"
 local show = require "lunet.testing.show"
 local jsonpath = require "lunet.testing.jsonpath"
 

@@ -11,6 +11,7 @@
 --
 -- find(doc, path) returns the matched values and their paths in normalized form
 -- ($['items'][0]['id']), or raises an error naming the position of a syntax error.
+local json = require "lunet.json"
 local M = {}
 
 local function syntax_error(path, pos, what)

@@ -10,6 +10,7 @@
 --           failure = { type ("assertion", "error", "timeout"), message, at, source, expected,
 --           actual, diff, request, response_status, response_body, kind, traceback, also },
 --           output = { line }, top_level (true for a file's load error) }
+local json = require "lunet.json"
 local show = require "lunet.testing.show"
 
 local M = {}

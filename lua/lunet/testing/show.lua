@@ -1,6 +1,7 @@
 -- Values as text for test reports: show(v) writes a Lua-like constructor (keys sorted, one line
 -- when it fits, cut when long), equal(a, b) is deep equality, diff(expected, actual) lists where
 -- two values differ by path, and clean(s) makes any string safe for JSON, XML and YAML.
+local json = require "lunet.json"
 local M = {}
 
 local KEYWORDS = {}
