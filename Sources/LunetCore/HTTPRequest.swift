@@ -57,6 +57,16 @@ public enum HTTPVersionPreference: String, Sendable {
     case http1_0 = "1.0", http1_1 = "1.1", http2 = "2", http2PriorKnowledge = "2-prior-knowledge", http3 = "3"
 }
 
+/// A user and password libcurl answers a Digest challenge with (RFC 7616).
+public struct DigestCredentials: Sendable, Equatable {
+    public var user: String
+    public var password: String
+    public init(user: String, password: String) {
+        self.user = user
+        self.password = password
+    }
+}
+
 /// How a transfer is made. Every field is optional so that a request's options can be laid over
 /// its session's; `resolved(over:)` does that.
 public struct TransferOptions: Sendable, Equatable {
@@ -70,6 +80,17 @@ public struct TransferOptions: Sendable, Equatable {
     public var proxy: String?
     public var httpVersion: HTTPVersionPreference?
     public var decompress: Bool?
+    /// Digest credentials (a session's `auth.digest`): libcurl sends the request, reads the
+    /// server's challenge and sends it again with the answer.
+    public var digest: DigestCredentials?
+    /// A client certificate (PEM), its private key when not in the same file, and the key's
+    /// passphrase: for servers that ask the client to prove who it is (mutual TLS).
+    public var clientCertificate: String?
+    public var clientKey: String?
+    public var clientKeyPassword: String?
+    /// A .netrc file whose entry for the request's host gives the credentials when the request
+    /// carries none of its own (curl's --netrc-optional); "" turns a session's off.
+    public var netrcFile: String?
     /// Keep the request head as libcurl sent it (HAR recordings; see Transfer.capturesSentHead).
     public var recordsSentHead: Bool?
 
@@ -88,6 +109,11 @@ public struct TransferOptions: Sendable, Equatable {
         if let proxy { r.proxy = proxy }
         if let httpVersion { r.httpVersion = httpVersion }
         if let decompress { r.decompress = decompress }
+        if let digest { r.digest = digest }
+        if let clientCertificate { r.clientCertificate = clientCertificate }
+        if let clientKey { r.clientKey = clientKey }
+        if let clientKeyPassword { r.clientKeyPassword = clientKeyPassword }
+        if let netrcFile { r.netrcFile = netrcFile }
         if let recordsSentHead { r.recordsSentHead = recordsSentHead }
         return r
     }

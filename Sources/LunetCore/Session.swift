@@ -4,6 +4,8 @@ public final class Session {
     public enum Auth: Sendable {
         case basic(user: String, password: String)
         case bearer(String)
+        /// Answered by libcurl when the server's 401 asks for it (a request option, not a field).
+        case digest(user: String, password: String)
     }
 
     public struct Configuration {
@@ -50,7 +52,7 @@ public final class Session {
             headers.set("Authorization", "Basic " + Base64.encode(Array("\(user):\(password)".utf8)))
         case .bearer(let token)?:
             headers.set("Authorization", "Bearer " + token)
-        case nil:
+        case .digest?, nil:
             break
         }
         return headers
@@ -77,6 +79,10 @@ public final class Session {
         r.headers = baseHeaders.merging(request.headers)
         for name in request.removedHeaders { r.headers.remove(name) }
         r.options = request.options.resolved(over: configuration.options)
+        // A request's own Authorization replaces the session's auth, digest included.
+        if case .digest(let user, let password)? = configuration.auth, r.options.digest == nil, !request.headers.contains("Authorization") {
+            r.options.digest = DigestCredentials(user: user, password: password)
+        }
         return r
     }
 

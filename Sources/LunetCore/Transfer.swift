@@ -210,6 +210,18 @@ public final class Transfer {
         }
         if let ca = o.caFile { check(lunet_easy_setopt_str(h, CURLOPT_CAINFO, ca)) }
         if let proxy = o.proxy { check(lunet_easy_setopt_str(h, CURLOPT_PROXY, proxy)) }
+        if let d = o.digest {
+            check(lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 2))   // CURLAUTH_DIGEST (a macro Swift does not import)
+            check(d.user.withCString { lunet_easy_setopt_str(h, CURLOPT_USERNAME, $0) })
+            check(d.password.withCString { lunet_easy_setopt_str(h, CURLOPT_PASSWORD, $0) })
+        }
+        if let cert = o.clientCertificate { check(lunet_easy_setopt_str(h, CURLOPT_SSLCERT, cert)) }
+        if let key = o.clientKey { check(lunet_easy_setopt_str(h, CURLOPT_SSLKEY, key)) }
+        if let pass = o.clientKeyPassword { check(lunet_easy_setopt_str(h, CURLOPT_KEYPASSWD, pass)) }
+        if let netrc = o.netrcFile, !netrc.isEmpty {   // "": none, over a session that names one
+            check(lunet_easy_setopt_long(h, CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue)))
+            check(lunet_easy_setopt_str(h, CURLOPT_NETRC_FILE, netrc))
+        }
         if let v = o.httpVersion {
             let value: Int
             switch v {

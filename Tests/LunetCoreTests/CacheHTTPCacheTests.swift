@@ -214,6 +214,30 @@ final class CacheHTTPCacheTests: XCTestCase {
         }
     }
 
+    /// Digest and .netrc credentials never appear as a request field (libcurl adds the
+    /// Authorization), yet they are credentials: a response to them serves them alone.
+    func testDigestAndNetrcCredentialsKeepResponsesApart() {
+        let cache = makeCache()
+        func request(digest: (String, String)? = nil, netrc: String? = nil) -> HTTPRequest {
+            var r = cacheRequest("https://example.com/d")
+            if let (user, password) = digest { r.options.digest = DigestCredentials(user: user, password: password) }
+            r.options.netrcFile = netrc
+            return r
+        }
+        func store(_ r: HTTPRequest, _ body: String) {
+            cache.store(request: r, response: cacheResponse(200, [("Cache-Control", "max-age=100")], body: body, request: r),
+                        requestTime: cacheT0 - 1, responseTime: cacheT0)
+        }
+        store(request(digest: ("alice", "a-pass")), "alice's")
+        XCTAssertEqual(cache.lookup(request(digest: ("alice", "a-pass")), now: cacheT0).stored?.entry.body.string, "alice's")
+        XCTAssertEqual(cache.lookup(request(digest: ("alice", "guess")), now: cacheT0).kind, "miss")
+        XCTAssertEqual(cache.lookup(request(), now: cacheT0).kind, "miss")
+        store(request(netrc: "/home/a/.netrc"), "netrc's")
+        XCTAssertEqual(cache.lookup(request(netrc: "/home/a/.netrc"), now: cacheT0).stored?.entry.body.string, "netrc's")
+        XCTAssertEqual(cache.lookup(request(), now: cacheT0).kind, "miss")
+        for e in cache.memory.allEntries() { XCTAssertFalse(e.credential.contains("alice") || e.credential.contains("pass")) }
+    }
+
     func testHeadIsAnsweredFromGetButNotStored() {
         let cache = makeCache()
         put(cache, [("Cache-Control", "max-age=100"), ("Content-Length", "5")])

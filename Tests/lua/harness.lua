@@ -98,6 +98,15 @@ function H.read_file(path)
 end
 
 --- A file's length in bytes (its apparent size), or nil when there is none.
+--- A new temporary file holding `content`; its path.
+function H.temp_file(content)
+  local path = os.tmpname()
+  local f = assert(io.open(path, "wb"))
+  f:write(content)
+  f:close()
+  return path
+end
+
 function H.file_size(path)
   local f = io.open(path, "rb")
   if not f then return nil end

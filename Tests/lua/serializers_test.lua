@@ -5,13 +5,7 @@ local _, eq, truthy, fails = h.test, h.eq, h.truthy, h.fails
 local BIN = h.env("LUNET_HTTPBIN")
 local NGINX = h.env("LUNET_NGINX")
 
-local function tmpfile(content)
-  local path = os.tmpname()
-  local f = assert(io.open(path, "wb"))
-  f:write(content)
-  f:close()
-  return path
-end
+local tmpfile = h.temp_file
 
 test("form, json and raw request serializers set their Content-Type unless the caller did", function()
   local f = http.post(BIN .. "/anything", { params = { a = "1", b = "two words" } })

@@ -27,6 +27,7 @@ local SESSION_OPTIONS = {
   http_version = "string", max_body = "any", follow = "boolean", max_redirects = "number",
   decompress = "boolean", max_concurrent = "number", retry = "any", wait_for_network = "boolean",
   name = "string", read_only = "boolean",   -- a named session (lunet.session_store)
+  cert = "string", cert_key = "string", cert_password = "string", netrc = "any",
 }
 local REQUEST_OPTIONS = {
   method = "string", url = "string", query = "any", headers = "table", json = "any", form = "table",
@@ -37,6 +38,7 @@ local REQUEST_OPTIONS = {
   response = "any", accept_status = "any", accept_types = "any", cancel = "table",
   decompress = "boolean", request = "any", retry = "any", wait_for_network = "boolean", cache = "string",
   on_chunk = "function", stream = "boolean",
+  cert = "string", cert_key = "string", cert_password = "string", netrc = "any",
   -- used by lunet.download: a file target, progress and chunk events, an upload from a file
   _download = "table", _progress = "boolean", _stream = "boolean", _on_events = "function", _upload_file = "string",
   -- used by the command line (-v): keep the head libcurl sent
@@ -176,6 +178,8 @@ local function build(session, opts)
     max_redirects = opts.max_redirects, max_body = http.parse_size(opts.max_body, "max_body"),
     insecure = opts.insecure, ca_file = opts.ca_file, proxy = opts.proxy,
     http_version = opts.http_version, decompress = opts.decompress,
+    cert = opts.cert, cert_key = opts.cert_key, cert_password = opts.cert_password,
+    netrc_file = opts.netrc ~= nil and http._netrc_file(opts.netrc) or nil,
     download = opts._download, progress = opts._progress, stream = opts._stream or opts.on_chunk ~= nil,
     events_handler = opts._on_events or (opts.on_chunk and chunks_to(opts.on_chunk)),
     upload_file = opts._upload_file, cache_policy = opts.cache, record_head = opts._record_head,
@@ -432,10 +436,12 @@ local function make_session(opts, parent)
   else cfg.cache = nil end
   cfg.max_body = http.parse_size(opts.max_body, "max_body")
   if opts.auth then
-    if not opts.auth.bearer and not opts.auth.basic then
-      errors.raise("argument", "option 'auth' takes { bearer = token } or { basic = { user, password } }")
+    if not opts.auth.bearer and not opts.auth.basic and not opts.auth.digest then
+      errors.raise("argument", "option 'auth' takes { bearer = token }, { basic = { user, password } } or { digest = { user, password } }")
     end
   end
+  cfg.netrc = nil
+  if opts.netrc ~= nil then cfg.netrc_file = http._netrc_file(opts.netrc) end
   if opts.cookies ~= nil and type(opts.cookies) ~= "boolean" and type(opts.cookies) ~= "string" then
     errors.raise("argument", "option 'cookies' takes true, false or a cookie file path")
   end
@@ -471,6 +477,18 @@ local function make_session(opts, parent)
   -- Whether finish() has anything to do for a plain request: validation or a serializer.
   s._validates = s._accept_status ~= nil or s._accept_types ~= nil or s._response_serializer ~= nil
   return s
+end
+
+--- The .netrc file a `netrc` option names: true means $NETRC, else ~/.netrc (as curl -n and
+--- HTTPie read it); a string is a path. false: none (nil).
+function http._netrc_file(v)
+  if v == false then return "" end   -- none (also over a session that has one)
+  if v == true then
+    local home = os.getenv("HOME")
+    return os.getenv("NETRC") or (home and home .. "/.netrc") or ".netrc"
+  end
+  if type(v) ~= "string" then errors.raise("argument", "option 'netrc' takes true, false or a file path, got " .. type(v)) end
+  return v
 end
 
 --- A session manager (see API.md): shared configuration, connections and cookies.

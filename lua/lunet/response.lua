@@ -44,6 +44,7 @@ end
 local function quote(s)
   return "'" .. string.gsub(s, "'", "'\\''") .. "'"
 end
+M.shell_quote = quote
 
 --- The same request as a curl command line, to share or to replay outside lunet. Secrets are
 --- masked (credentials in headers, URL passwords, secret query, form, multipart and JSON
@@ -112,6 +113,7 @@ function M.curl_of(q, opts)
     if part.content_type then spec = spec .. ";type=" .. part.content_type end
     parts[#parts + 1] = "-F " .. quote(spec)
   end
+  for _, flag in ipairs(q.flags or {}) do parts[#parts + 1] = flag end
   parts[#parts + 1] = "--compressed"
   return table.concat(parts, " ")
 end

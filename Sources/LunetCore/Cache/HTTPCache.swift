@@ -249,9 +249,15 @@ public final class HTTPCache: @unchecked Sendable {
 
     /// "" without credentials; else a digest of the URL's user information and `Authorization`.
     static func credential(_ request: HTTPRequest, _ key: CacheKey) -> String {
-        guard key.userinfo != nil || request.headers.contains("Authorization") else { return "" }
+        var o = request.options
+        if o.netrcFile == "" { o.netrcFile = nil }   // turned off
+        // Digest and .netrc credentials are libcurl's to send: they are in the options, not the fields.
+        guard key.userinfo != nil || request.headers.contains("Authorization") || o.digest != nil || o.netrcFile != nil else { return "" }
         let auth = request.headers.all("Authorization")
-        return CacheSHA256.hex("userinfo:" + (key.userinfo ?? "") + "\nauthorization:" + auth.joined(separator: "\n"), bytes: 16)
+        var text = "userinfo:" + (key.userinfo ?? "") + "\nauthorization:" + auth.joined(separator: "\n")
+        if let d = o.digest { text += "\ndigest:" + d.user + ":" + d.password }
+        if let netrc = o.netrcFile { text += "\nnetrc:" + netrc }
+        return CacheSHA256.hex(text, bytes: 16)
     }
 
     // MARK: after the network

@@ -111,14 +111,16 @@ enum SessionBinding {
             let auth = s.absolute(-1)
             if let token = s.stringField(auth, "bearer") {
                 c.auth = .bearer(token)
-            } else if s.rawField(auth, "basic") == LUA_TTABLE {
-                let user = s.rawIndex(-1, 1) == LUA_TNIL ? nil : s.string(-1); s.pop()
-                let pass = s.rawIndex(-1, 2) == LUA_TNIL ? nil : s.string(-1); s.pop()
-                s.pop()
-                guard let user else { s.pop(); return .failure(LunetError(.argument, "auth.basic needs { user, password }")) }
-                c.auth = .basic(user: user, password: pass ?? "")
             } else {
-                s.pop()
+                for scheme in ["basic", "digest"] {
+                    guard s.rawField(auth, scheme) == LUA_TTABLE else { s.pop(); continue }
+                    let user = s.rawIndex(-1, 1) == LUA_TNIL ? nil : s.string(-1); s.pop()
+                    let pass = s.rawIndex(-1, 2) == LUA_TNIL ? nil : s.string(-1); s.pop()
+                    s.pop()
+                    guard let user else { s.pop(); return .failure(LunetError(.argument, "auth.\(scheme) needs { user, password }")) }
+                    c.auth = scheme == "basic" ? .basic(user: user, password: pass ?? "") : .digest(user: user, password: pass ?? "")
+                    break
+                }
             }
         }
         s.pop()

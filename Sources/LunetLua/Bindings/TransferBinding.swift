@@ -326,6 +326,10 @@ enum TransferBinding {
         case "proxy": guard let v = s.string(-1) else { return false }; o.proxy = v
         case "http_version": guard let v = s.string(-1) else { return false }; o.httpVersion = HTTPVersionPreference(rawValue: v)
         case "decompress": o.decompress = s.bool(-1)
+        case "cert": guard let v = s.string(-1) else { return false }; o.clientCertificate = v
+        case "cert_key": guard let v = s.string(-1) else { return false }; o.clientKey = v
+        case "cert_password": guard let v = s.string(-1) else { return false }; o.clientKeyPassword = v
+        case "netrc_file": guard let v = s.string(-1) else { return false }; o.netrcFile = v
         case "record_head": o.recordsSentHead = s.bool(-1)
         default: return false
         }

@@ -98,10 +98,15 @@ local function session_options(o, q, host)
     local _, u = o.proxy:match("^(%a+):(.+)$")
     if u and u:find("^%a[%w+.-]*://") then s.proxy = u else s.proxy = o.proxy end
   end
-  if o.cert then
-    s.tls = { cert = o.cert, key = o["cert-key"], key_password = o["cert-key-pass"] }
+  s.cert, s.cert_key, s.cert_password = o.cert, o["cert-key"], o["cert-key-pass"]
+  if (o["cert-key"] or o["cert-key-pass"]) and not o.cert then
+    return nil, (o["cert-key"] and "--cert-key" or "--cert-key-pass") .. " needs --cert"
   end
-  -- NETRC: if not o["ignore-netrc"] then s.netrc = "optional" end
+  -- As HTTPie and curl -n: credentials for the host from ~/.netrc (or $NETRC) unless --auth
+  -- gives some or --ignore-netrc says not to.
+  if not o.auth and not o["ignore-netrc"] then s.netrc = true end
+  -- Cookies the server sets are kept for this run (a redirect, a digest challenge), as HTTPie does.
+  s.cookies = true
   if o.cache then s.cache = true end
   if o.auth then
     local kind = o["auth-type"] or "basic"
@@ -123,6 +128,25 @@ local function session_options(o, q, host)
     return nil, "--auth-type needs --auth"
   end
   return s
+end
+
+-- What curl needs besides the request itself to do what the session does (secrets masked).
+local function curl_flags(sopts)
+  local mask = require("lunet.secrets").MASK
+  local response_quote = require("lunet.response").shell_quote
+  local flags = {}
+  local digest = sopts.auth and sopts.auth.digest
+  if digest then
+    flags[#flags + 1] = "--digest"
+    flags[#flags + 1] = "-u " .. response_quote(digest[1] .. ":" .. mask)
+  end
+  if sopts.cert then flags[#flags + 1] = "--cert " .. response_quote(sopts.cert) end
+  if sopts.cert_key then flags[#flags + 1] = "--key " .. response_quote(sopts.cert_key) end
+  if sopts.cert_password then flags[#flags + 1] = "--pass " .. mask end
+  if sopts.insecure then flags[#flags + 1] = "--insecure" end
+  if sopts.ca_file then flags[#flags + 1] = "--cacert " .. response_quote(sopts.ca_file) end
+  if sopts.netrc then flags[#flags + 1] = "--netrc-optional" end
+  return flags
 end
 
 -- The request's own options for session:request.
@@ -283,7 +307,7 @@ local function run(argv)
     end
     print(require("lunet.response").curl_of({
       method = q.method, url = q.url, body = q.body, multipart = q.multipart,
-      headers = require("lunet.headers").from_flat(flat),
+      headers = require("lunet.headers").from_flat(flat), flags = curl_flags(sopts),
     }))
     return EXIT.ok
   end
