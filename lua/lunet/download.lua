@@ -235,7 +235,7 @@ local function fresh_single(session, url, part, meta_path, opts, report)
     if record then record.segments[1].done = written; pcall(save, true) end
     errors.raise("protocol", string.format("the download stopped at %d of %d bytes", written, length), { url = url })
   end
-  return r.status, written
+  return r.status, written, r.headers
 end
 
 -- N ranges in parallel, recorded so that a resume knows which bytes each holds; nil when the
@@ -324,8 +324,8 @@ function M.download_async(session, url, path, opts)
       end
     end
 
-    local status, written = fresh_single(session, url, part, meta_path, opts, report)
-    result.status, result.bytes = status, written
+    local status, written, headers = fresh_single(session, url, part, meta_path, opts, report)
+    result.status, result.bytes, result.headers = status, written, headers
     if report then report(written, written, true) end
     return verify_and_finish(part, path, meta_path, opts, result)
   end)

@@ -219,17 +219,6 @@ end
 
 -- A filename for --download: the URL's last path segment, or index.html; "-1", "-2"... added
 -- while that name is taken (unless resuming it).
-local function download_name(u, resume)
-  local path = (u:match("^%a[%w+.-]*://[^/?#]*([^?#]*)") or ""):gsub("/+$", "")
-  local name = path:match("([^/]+)$") or "index.html"
-  name = require("lunet.url").decode(name):gsub("[/%z]", "_")
-  if resume or not io.open(name) then return name end
-  for i = 1, 1000 do
-    local candidate = name .. "-" .. i
-    if not io.open(candidate) then return candidate end
-  end
-  return name
-end
 
 -- An error's exit status, as HTTPie's.
 local function error_status(e)
@@ -324,13 +313,23 @@ local function run(argv)
 
   if o.har then http.record(o.har) end
   if o.download then
-    local dest = o.output or download_name(q.url, o.continue)
+    local names = require "lunet.cli.download_name"
+    local dest = o.output or names.untaken(names.from_url(q.url), o.continue)
     local ok, result = pcall(function()
       return http.download(q.url, dest, { session = session, resume = o.continue == true, progress = true, headers = opts.headers })
     end)
     if not ok then
       say("%s", errors.is(result) and tostring(result) or errors.describe(result))
       return errors.is(result) and error_status(result) or EXIT.error
+    end
+    -- The server's name for it, when it gives one and the user did not (HTTPie's choice too).
+    local suggested = not o.output and not o.continue and result.headers
+      and names.from_content_disposition(result.headers["content-disposition"])
+    if suggested and suggested ~= result.path then
+      local final = names.untaken(suggested)
+      local renamed, problem = os.rename(result.path, final)
+      if renamed then result.path = final
+      else say("kept %s: could not rename it to %s (%s)", result.path, final, problem) end
     end
     io.stderr:write(string.format("Saved %s (%d bytes)\n", result.path, result.bytes))
     return EXIT.ok
