@@ -105,6 +105,45 @@ int lunet_curl_load(void) {
     return rc;
 }
 
+// Preloading: a process that is about to send a request (the one-shot command line, a script
+// that has just named `http`) opens libcurl on a thread of its own while the main thread goes on
+// with Lua; the first request then finds it loaded, or waits on load_lock for the rest of it.
+// Only the lunet program allows it: it makes sure the thread has finished before the process
+// exits (os.exit and main wait for it), so that exit handlers never run while curl_global_init
+// is registering its own. A Lua module in a stock lua5.4 or a Swift tool never preloads.
+static int preload_allowed;
+static int preload_started;
+static int preload_joined;
+static pthread_t preload_thread;
+
+static void *preload_main(void *unused) {
+    (void)unused;
+    lunet_curl_load();
+    return NULL;
+}
+
+// LUNET_NO_PRELOAD=1 turns it off (to measure what it saves, or to rule it out).
+void lunet_curl_allow_preload(void) {
+    const char *off = getenv("LUNET_NO_PRELOAD");
+    if (off && *off && strcmp(off, "0") != 0) return;
+    __atomic_store_n(&preload_allowed, 1, __ATOMIC_RELEASE);
+}
+
+void lunet_curl_preload(void) {
+    if (!__atomic_load_n(&preload_allowed, __ATOMIC_ACQUIRE) || lunet_curl_is_loaded()) return;
+    if (__atomic_exchange_n(&preload_started, 1, __ATOMIC_ACQ_REL)) return;
+    if (pthread_create(&preload_thread, NULL, preload_main, NULL) != 0) {
+        // No thread: the first request loads it, as without preloading.
+        __atomic_store_n(&preload_started, 0, __ATOMIC_RELEASE);
+    }
+}
+
+void lunet_curl_preload_wait(void) {
+    if (!__atomic_load_n(&preload_started, __ATOMIC_ACQUIRE) || preload_joined) return;
+    preload_joined = 1;
+    pthread_join(preload_thread, NULL);
+}
+
 int lunet_curl_is_loaded(void) { return __atomic_load_n(&loaded, __ATOMIC_ACQUIRE); }
 
 const char *lunet_curl_load_error(void) { return load_error; }

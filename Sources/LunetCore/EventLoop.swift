@@ -486,6 +486,13 @@ public enum CurlGlobal {
     /// report an error).
     public static func initialize() { lunet_curl_require() }
     public static var isLoaded: Bool { lunet_curl_is_loaded() != 0 }
+    /// Lets `preload()` open libcurl on a thread of its own. Only a program that calls
+    /// `waitForPreload()` before every exit may allow it (see CLunet/curl_loader.c).
+    public static func allowPreload() { lunet_curl_allow_preload() }
+    /// Starts opening libcurl on another thread (once; nothing unless allowed).
+    public static func preload() { lunet_curl_preload() }
+    /// Waits for the preload thread, if one was started.
+    public static func waitForPreload() { lunet_curl_preload_wait() }
     /// curl's version line (opens libcurl), or why it cannot be opened.
     public static var version: String {
         if let problem = load() { return "(\(problem.message))" }

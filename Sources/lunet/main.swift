@@ -18,13 +18,19 @@ do {
     exit(2)
 }
 
+// libcurl may be opened on another thread while Lua starts (CLunet/curl_loader.c): at once for
+// the one-shot command line, which always sends a request; when a script first names `http`.
+// Every way out of the process below waits for that thread first (leave(), and os.exit).
+CurlGlobal.allowPreload()
+if case .request = invocation.mode { CurlGlobal.preload() }
+
 switch invocation.mode {
 case .help:
     print(Invocation.usage)
-    exit(0)
+    leave(0)
 case .version:
     print("lunet \(LunetCore.Lunet.version) (\(LuaHost.luaRelease)) \(CurlGlobal.version)")
-    exit(0)
+    leave(0)
 default:
     break
 }
@@ -34,7 +40,7 @@ do {
     host = try LuaHost(ignoreEnvironment: invocation.ignoreEnvironment)
 } catch {
     writeError("lunet: \(error)\n")
-    exit(1)
+    leave(1)
 }
 
 var status: Int32 = 0
@@ -49,7 +55,7 @@ if case .test(let arguments) = invocation.mode {
         io.stdout:flush()
         os.exit(require("lunet.testing").main(args, { lunet = binary }), true)
         """, name: "=lunet test"))
-    exit(code)
+    leave(code)
 }
 if case .request(let arguments) = invocation.mode {
     // The one-shot command line (lua/lunet/cli/main.lua) returns the exit status.
@@ -63,7 +69,7 @@ if case .request(let arguments) = invocation.mode {
         os.exit(status, true)
         """, name: "=lunet"))
     host.close()
-    exit(code)
+    leave(code)
 }
 if let har = invocation.har {
     host.setGlobal("__lunet_har", .string(har))
@@ -99,7 +105,14 @@ if invocation.mode == .repl || invocation.interactive {
     status = REPL(host: host).run()
 }
 host.close()
-exit(status)
+leave(status)
+
+/// Exits once a libcurl preload thread (if any) has finished: exit handlers must not run
+/// while curl_global_init is registering its own.
+func leave(_ code: Int32) -> Never {
+    CurlGlobal.waitForPreload()
+    exit(code)
+}
 
 func writeError(_ text: String) {
     var t = text

@@ -22,6 +22,8 @@ local LUA = (preload and ("LD_PRELOAD='" .. preload .. "' ") or "") .. "LUA_CPAT
 test("require 'lunet' in lua5.4: requests, tasks, errors as objects", function()
   local code, out = h.run(LUA .. " -e '" .. [[
     local lunet = require "lunet"
+    lunet.task.sleep(0.2)
+    local mapped = io.open("/proc/self/maps"):read("a"):find("libcurl", 1, true) ~= nil
     local r = lunet.http.get(os.getenv("LUNET_HTTPBIN") .. "/get?x=1")
     local ok, e = pcall(lunet.http.get, 42)
     local n = lunet.run(function()
@@ -29,9 +31,9 @@ test("require 'lunet' in lua5.4: requests, tasks, errors as objects", function()
       local b = lunet.http.get_async(os.getenv("LUNET_HTTPBIN") .. "/delay/0.2")
       return #lunet.task.all{ a, b }:await()
     end)
-    io.write(r.status, " ", r.json.args.x, " ", tostring(ok), " ", e.kind, " ", n, " ", tostring(http))
+    io.write(r.status, " ", r.json.args.x, " ", tostring(ok), " ", e.kind, " ", n, " ", tostring(http), " ", tostring(mapped))
   ]] .. "'")
-  eq({ code, out }, { 0, "200 1 false argument 2 nil" }, "status and output")
+  eq({ code, out }, { 0, "200 1 false argument 2 nil false" }, "status and output (a module never preloads libcurl)")
 end)
 
 test("module mode reads and writes no undeclared global and leaves coroutine alone", function()

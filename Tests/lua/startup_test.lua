@@ -23,6 +23,26 @@ test("the first request opens libcurl and works, and so do the ones after it", f
   eq({ code, out }, { 0, "not mapped\t200\t200\tmapped\n" }, "status and output")
 end)
 
+test("naming http starts opening libcurl before any request (the preload thread)", function()
+  local code, out = h.run(LUNET .. " -e '" .. CURL_MAPPED .. [[
+    local before = curl()
+    local _ = http
+    for _ = 1, 500 do if curl() == "mapped" then break end task.sleep(0.01) end
+    print(before, curl())']])
+  eq({ code, out }, { 0, "not mapped\tmapped\n" }, "mapped with no request sent")
+end)
+
+test("a script that names http and leaves at once exits cleanly, by os.exit or by its end", function()
+  -- The exit must wait for the preload thread: exit handlers running beside curl_global_init
+  -- would crash now and then, so try it many times.
+  for i = 1, 25 do
+    local code, out = h.run(LUNET .. " -e 'local _ = http; os.exit(" .. (i % 3) .. ")' 2>&1")
+    eq({ code, out }, { i % 3, "" }, "os.exit, run " .. i)
+    code, out = h.run(LUNET .. " -e 'local _ = http.get' 2>&1")
+    eq({ code, out }, { 0, "" }, "the script's end, run " .. i)
+  end
+end)
+
 test("a missing libcurl is an error that names the library, not a crash", function()
   local env = "LUNET_LIBCURL=/nonexistent/libcurl-missing.so.4 "
   local code, out = h.run(env .. LUNET .. [[ -e 'local ok, e = pcall(http.get, "]] .. HTTPBIN .. [[/get") print(ok, e.kind, e.message)' 2>&1]])
@@ -32,6 +52,8 @@ test("a missing libcurl is an error that names the library, not a crash", functi
   truthy(code == 0 and out:find("^false\t") and out:find("libcurl-missing.so.4", 1, true), "a cookie jar too: " .. out)
   code, out = h.run(env .. LUNET .. " -e 'print(1 + 1)'")
   eq({ code, out }, { 0, "2\n" }, "a script that sends nothing does not need libcurl at all")
+  code, out = h.run(env .. LUNET .. " -e 'local _ = http; print(1 + 1)' 2>&1")
+  eq({ code, out }, { 0, "2\n" }, "a preload that fails says nothing: only a request reports it")
 end)
 
 test("the module globals load on first use, and strict-mode code sees them as plain globals", function()

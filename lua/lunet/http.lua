@@ -1,5 +1,8 @@
 -- http: one-shot requests and sessions (the session manager of API.md).
 local core = require "lunet.core"
+-- A script that names http is about to send a request, most likely: libcurl starts opening on
+-- another thread now, while the script builds it (only in the lunet program; see curl_loader.c).
+core.curl_preload()
 local errors = require "lunet.errors"
 local task = require "lunet.task"
 local url = require "lunet.url"

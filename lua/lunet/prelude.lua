@@ -10,6 +10,13 @@ local own_interpreter = debug.getregistry()["lunet.globals"]
 if own_interpreter then
   coroutine.resume = runtime.resume
   coroutine.wrap = runtime.wrap
+  -- libcurl may be opening on another thread (core.curl_preload, when http loads): the process
+  -- must not run its exit handlers until that has finished.
+  local core, raw_exit = require "lunet.core", os.exit
+  os.exit = function(...)
+    core.curl_preload_wait()
+    return raw_exit(...)
+  end
 end
 
 local task = require "lunet.task"

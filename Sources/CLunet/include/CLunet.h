@@ -162,6 +162,13 @@ extern lunet_curl_api lunet_curl;
 int lunet_curl_load(void);
 int lunet_curl_is_loaded(void);
 const char *lunet_curl_load_error(void);
+/// Lets lunet_curl_preload start a thread (the lunet program only: it waits for that thread
+/// with lunet_curl_preload_wait before exiting).
+void lunet_curl_allow_preload(void);
+/// Starts opening libcurl on a thread of its own, once, if allowed and not loaded yet.
+void lunet_curl_preload(void);
+/// Waits for a preload thread to finish (main thread only; nothing if none was started).
+void lunet_curl_preload_wait(void);
 /// lunet_curl_load, or exit with the reason on standard error (for paths that cannot report).
 void lunet_curl_require(void);
 

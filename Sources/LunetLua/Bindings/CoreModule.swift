@@ -27,6 +27,7 @@ enum CoreModule {
             ("response_cache", ResponseBinding.cacheStatus),
             ("sha256_file", FileBinding.sha256), ("finalize_file", FileBinding.finalize), ("file_size", FileBinding.size), ("record_file", FileBinding.record),
             ("destination_problem", FileBinding.destinationProblem), ("write_private", FileBinding.writePrivate), ("make_private_dirs", DirectoryBinding.makePrivateDirs), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
+            ("curl_preload", curlPreload), ("curl_preload_wait", curlPreloadWait),
         ]
         s.newTable(hash: Int32(functions.count))
         for (name, fn) in functions {
@@ -34,6 +35,17 @@ enum CoreModule {
             s.setRawField(-2, name)
         }
         return 1
+    }
+
+    /// core.curl_preload(): start opening libcurl on another thread (lunet_curl_preload: only
+    /// in the lunet program); core.curl_preload_wait(): wait for that thread (before exit).
+    static let curlPreload: lunet_SwiftFunction = { _ in
+        lunet_curl_preload()
+        return 0
+    }
+    static let curlPreloadWait: lunet_SwiftFunction = { _ in
+        lunet_curl_preload_wait()
+        return 0
     }
 
     /// The Lua run queue went from empty to not empty: the loop must not block before draining.
@@ -71,9 +83,12 @@ enum CoreModule {
         return 1
     }
 
+    /// core.version() -> lunet's version, curl's version line (which opens libcurl);
+    /// core.version(false): lunet's alone, without touching libcurl.
     static let version: lunet_SwiftFunction = { L in
         let s = LuaStack(L!)
         s.push(Lunet.version)
+        if s.type(1) == LUA_TBOOLEAN && !s.bool(1) { return 1 }
         s.push(CurlGlobal.version)
         return 2
     }

@@ -199,7 +199,7 @@ local function offline_head(q, opts, session)
   local snames = {}
   for k in pairs(session_headers) do snames[#snames + 1] = k end
   table.sort(snames)
-  add("User-Agent", opts.headers["User-Agent"] or session_headers["User-Agent"] or ("lunet/" .. (core.version())))
+  add("User-Agent", opts.headers["User-Agent"] or session_headers["User-Agent"] or ("lunet/" .. core.version(false)))
   for _, k in ipairs(snames) do if k ~= "User-Agent" and opts.headers[k] == nil then add(k, session_headers[k]) end end
   for _, k in ipairs(names) do if k ~= "User-Agent" then add(k, opts.headers[k]) end end
   if not seen.accept then add("Accept", "*/*") end
