@@ -94,6 +94,32 @@ test("build: JSON (HTTPie's bytes), form, multipart, query, method defaults", fu
   eq(req({ "x.org" }, {}, nil).method, "GET", "no data: GET")
 end)
 
+test("build: nested JSON as HTTPie 3 writes it, byte for byte; clashes are named", function()
+  local function body(...)
+    local q, err = build.request(assert(args.parse({ "x.org", ... })), files({}))
+    return q and q.body or err
+  end
+  -- Each expected body is what HTTPie 3.2.1 printed for the same items (--offline --print=B).
+  eq(body("foo[bar]=1", "foo[baz][]:=2", "foo[baz][]=x", "x[2]=c", [[e\[s\]=1]]),
+     '{"foo": {"bar": "1", "baz": [2, "x"]}, "x": [null, null, "c"], "e[s]": "1"}', "objects, appends, an index, escapes")
+  eq(body("[]:=1", "[]=a"), '[1, "a"]', "a top-level array")
+  eq(body("[0]=x", "[2]=z"), '["x", null, "z"]', "indexes fill with null")
+  eq(body("a=1", "a=2"), '{"a": "2"}', "a repeated key: the last value, in the first place")
+  eq(body("a[b]=1", "a=2"), '{"a": "2"}', "a plain key replaces a nested one")
+  eq(body("a:=[1]", "a[]=2"), '{"a": [1, "2"]}', "appending to a raw array")
+  eq(body("a[0][b]=1", "a[0][c]=2"), '{"a": [{"b": "1", "c": "2"}]}', "objects inside arrays")
+  eq(body("a[x y]=1", "a[1a]=2"), '{"a": {"x y": "1", "1a": "2"}}', "keys that are not numbers")
+  eq(body("foo[bar]=1", "foo[0]=2"), "'foo[0]=2': foo is an object, so it cannot take index 0", "object then index")
+  eq(body("a=1", "a[b]=2"), "'a[b]=2': a is a string, so it cannot take the key 'b'", "string then key")
+  eq(body("x=1", "[]=2"), "'[]=2': the top level is an object, so it cannot take an appended item", "object then top-level array")
+  eq(body("a[-1]=2"), "'a[-1]=2': negative indexes are not supported", "negative index")
+  eq(body("a[b=1"), "'a[b=1': a '[' is not closed", "unclosed")
+  truthy(body("a]b=1"):find("a '[' was expected at character 2", 1, true), "a stray ]")
+  truthy(body('a:={"x":1}', "a[y]=2"):find("given whole as raw JSON", 1, true), "into a raw object (HTTPie drops the item silently)")
+  local q = assert(build.request(assert(args.parse({ "--form", "x.org", "a[b]=1" })), files({})))
+  eq(q.body, "a%5Bb%5D=1", "--form keeps the name as it is")
+end)
+
 test("build: what cannot be sent is refused with the item named", function()
   local function err(argv, fs, stdin) return select(2, build.request(assert(args.parse(argv)), files(fs or {}), stdin)) end
   truthy(err({ "x.org", "a:=nope" }):find("'a:=nope': not JSON", 1, true), "bad JSON")

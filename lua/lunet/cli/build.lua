@@ -20,13 +20,6 @@ function M.type_of(path)
   return ext and TYPES[ext:lower()] or nil
 end
 
--- Python's json.dumps separators, so that a JSON body is byte for byte HTTPie's.
-local function json_object(fields)
-  local parts = {}
-  for i, f in ipairs(fields) do parts[i] = json.encode(f[1]) .. ": " .. f[2] end
-  return "{" .. table.concat(parts, ", ") .. "}"
-end
-
 local function fail(fmt, ...) return nil, string.format(fmt, ...) end
 
 --- The request: { method, url, headers = { {name, value|false}... }, body, content_type,
@@ -53,7 +46,7 @@ function M.request(p, read, stdin)
         if not bytes then return fail("'%s=@%s': %s", item.name, value, err) end
         value = bytes
       end
-      fields[#fields + 1] = { item.name, value, text = true }
+      fields[#fields + 1] = { item.name, value, text = true, item = item.name .. "=" .. item.value }
     elseif k == "json" or k == "json_file" then
       if mode ~= "json" then return fail("'%s:=%s': raw JSON fields need --json (the default), not --%s", item.name, item.value, mode) end
       local text = item.value
@@ -64,7 +57,7 @@ function M.request(p, read, stdin)
       end
       local ok, err = pcall(json.decode, text)
       if not ok then return fail("'%s:=%s': not JSON: %s", item.name, item.value, tostring(err)) end
-      fields[#fields + 1] = { item.name, (text:gsub("^%s+", ""):gsub("%s+$", "")) }
+      fields[#fields + 1] = { item.name, (text:gsub("^%s+", ""):gsub("%s+$", "")), item = item.name .. ":=" .. item.value }
     elseif k == "file" then
       files[#files + 1] = item
     elseif k == "body_file" then
@@ -92,9 +85,12 @@ function M.request(p, read, stdin)
     q.body = bytes
     q.content_type = M.type_of(body_file)
   elseif mode == "json" and #fields > 0 then
+    -- HTTPie's nested JSON (a[b]=1, a[]=x, [0]=y), Python's separators: its bytes exactly.
     local encoded = {}
-    for i, f in ipairs(fields) do encoded[i] = { f[1], f.text and json.encode(f[2]) or f[2] } end
-    q.body = json_object(encoded)
+    for i, f in ipairs(fields) do encoded[i] = { f[1], f.text and json.encode(f[2]) or f[2], item = f.item } end
+    local body, err = require("lunet.cli.nested_json").body(encoded)
+    if not body then return nil, err end
+    q.body = body
   elseif mode == "form" and #files == 0 and #fields > 0 then
     local pairs_ = {}
     for i, f in ipairs(fields) do pairs_[i] = { f[1], f[2] } end
