@@ -125,16 +125,20 @@ struct Invocation: Equatable {
 
     // MARK: which command line is this?
 
+    // Lists, not sets: a Set<String> made at start-up cost ~40% of the time main() takes before
+    // Lua starts (String hashing and Set's generic metadata set up on first use), and these
+    // are searched once each.
+
     /// The one-shot command line's options that take a value (lua/lunet/cli/args.lua has the
     /// full table): skipped with their value when looking for the first positional argument.
-    static let requestValueOptions: Set<String> = [
+    static let requestValueOptions: [String] = [
         "--print", "-p", "--raw", "--pretty", "--output", "-o", "--max-redirects", "--timeout", "--verify",
         "--cert", "--cert-key", "--cert-key-pass", "--proxy", "--auth", "-a", "--auth-type", "-A",
         "--session", "--session-read-only", "--har",
     ]
     /// Options only a Lua run has: with one of them first, the line is not a request.
-    static let luaOnlyOptions: Set<String> = ["-e", "-l", "-i", "-E", "-W", "--", "-"]
-    static let methods: Set<String> = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT"]
+    static let luaOnlyOptions: [String] = ["-e", "-l", "-i", "-E", "-W", "--", "-"]
+    static let methods: [String] = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT"]
 
     /// True when the first positional argument is an HTTP method (with a URL after it) or looks
     /// like a URL, and is not a file that exists (a file is always a script).
