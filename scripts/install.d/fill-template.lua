@@ -9,16 +9,17 @@ local testing = require "lunet.testing"
 -- HTTP's methods, as Sources/lunet/CommandLine.swift recognises them; the common ones first.
 local METHODS = { "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT" }
 
--- An option: { long =, short =, value = "WHAT" or nil, help = }; `values` is what its value may
--- be: literal words, "file" (any file), "session" (a session name, or a path).
+-- An option: { long =, short =, value = "WHAT" or nil, help = }. completion_kinds(o) is what
+-- its value may be: "=word" (a literal), "file", "session" (a name, or a path), or "text".
 local function completion_kinds(o)
   if not o.value then return nil end
+  -- A session's NAME|PATH: names, and files once a '/' is typed (a path).
+  if o.long:find("^session") then return { "session" } end
   local kinds = {}
   for part in o.value:gmatch("[^|]+") do
     if part:find("^[a-z][a-z-]*$") then kinds[#kinds + 1] = "=" .. part
     elseif part:find("FILE") or part == "PATH" then kinds[#kinds + 1] = "file" end
   end
-  if o.long:find("^session") then table.insert(kinds, 1, "session") end
   if #kinds == 0 then kinds[1] = "text" end
   return kinds
 end
@@ -69,7 +70,9 @@ local function man_options(list)
     if o.short then
       flag = flag .. ", \\fB\\-" .. o.short .. "\\fR" .. (o.value and (" \\fI" .. roff(o.value) .. "\\fR") or "")
     end
-    out[#out + 1] = ".TP\n" .. flag .. "\n" .. roff(o.help)
+    -- "this text" is what --help says in its own output; a manual page is not that text.
+    local help = o.help == "this text" and "print a summary of these options" or o.help
+    out[#out + 1] = ".TP\n" .. flag .. "\n" .. roff(help)
   end
   return table.concat(out, "\n")
 end
@@ -197,7 +200,10 @@ local text = f:read("a")
 f:close()
 local filled = text:gsub("@([A-Z][A-Z_]+)@", function(name)
   local fill = FILL[name]
-  if not fill then error(path .. ": unknown placeholder @" .. name .. "@", 0) end
+  if not fill then
+    io.stderr:write(path, ": unknown placeholder @", name, "@\n")
+    os.exit(1)
+  end
   return fill()
 end)
 io.write(filled)
