@@ -24,12 +24,17 @@ local function completion_kinds(o)
   return kinds
 end
 
+-- "this text" is what --help says of itself in its own output; elsewhere it needs saying.
+local function own_words(help)
+  return help == "this text" and "print a summary of the options" or help
+end
+
 local function request_options()
   local list = {}
   for _, dashed in ipairs(args.option_names()) do
     local name = dashed:sub(3)
     local o = args.OPTIONS[name]
-    list[#list + 1] = { long = name, short = o.short, value = o.value, help = o.help }
+    list[#list + 1] = { long = name, short = o.short, value = o.value, help = own_words(o.help) }
   end
   return list
 end
@@ -45,7 +50,7 @@ local function test_options()
       if value then rest = rest:sub(#value + 2) end
       local short = rest:match("^, %-(%a)")
       if short then rest = rest:gsub("^, %-%a ?[A-Z]*", "") end
-      list[#list + 1] = { long = long, short = short, value = value, help = assert(rest:match("^%s+(%S.*)$"), line) }
+      list[#list + 1] = { long = long, short = short, value = value, help = own_words(assert(rest:match("^%s+(%S.*)$"), line)) }
     elseif line:find("^%s%s%s%s+%S") and #list > 0 then
       list[#list].help = list[#list].help .. " " .. line:match("^%s*(.-)%s*$")
     end
@@ -70,9 +75,7 @@ local function man_options(list)
     if o.short then
       flag = flag .. ", \\fB\\-" .. o.short .. "\\fR" .. (o.value and (" \\fI" .. roff(o.value) .. "\\fR") or "")
     end
-    -- "this text" is what --help says in its own output; a manual page is not that text.
-    local help = o.help == "this text" and "print a summary of these options" or o.help
-    out[#out + 1] = ".TP\n" .. flag .. "\n" .. roff(help)
+    out[#out + 1] = ".TP\n" .. flag .. "\n" .. roff(o.help)
   end
   return table.concat(out, "\n")
 end
