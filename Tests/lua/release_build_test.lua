@@ -62,9 +62,12 @@ local function lunet(args, env)
 end
 
 local BUILD = "swift build -c release --static-swift-stdlib --product lunet"
--- A change made in the same clock tick as the last build's start would not be newer than it:
--- let the (coarse, a few ms) file clock move on first.
-local function later(cmd) sh("sleep 0.05 && " .. cmd) end
+-- A change made in the same tick of the file clock (a few ms; a second on some file systems)
+-- as the last build's start would not be newer than it: wait until a new file would be.
+local STAMP = proj .. "/.build/release/.lunet.built"
+local function later(cmd)
+  sh("until touch " .. work .. "/probe && [ " .. work .. "/probe -nt " .. STAMP .. " ]; do sleep 0.01; done && " .. cmd)
+end
 
 test("the first call checks packages, builds and runs; the next one only runs", function()
   local code, out, calls = lunet("-e 'print(1)'")
