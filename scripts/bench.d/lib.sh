@@ -212,12 +212,14 @@ goal() {
   [[ -z ${BENCH_TARGETS:-} ]] ||
     printf '%s\t%s\t%s\t%s\t%s\n' "$BENCH_NAME" "$1" "$3" "$(or_dash "$2")" "$4" >>"$BENCH_TARGETS"
 }
-# ratio_goal FIGURE A B OP LIMIT: the goal row for A/B OP LIMIT (OP is <= or >=), "x" figures.
+# ratio_goal FIGURE A B OP LIMIT [SPOILED]: the goal row for A/B OP LIMIT (OP is <= or >=), "x"
+# figures; a non-empty SPOILED (the run had bad responses, say) makes it FAIL whatever the ratio.
 ratio_goal() {
-  local figure=$1 a=$2 b=$3 op=$4 lim=$5 r='' res=FAIL
+  local figure=$1 a=$2 b=$3 op=$4 lim=$5 spoiled=${6:-} r='' res=FAIL
   if [[ -n $a && -n $b && $a != - && $b != - ]] && [[ $(passfail "$b > 0") == PASS ]]; then
     r=$(calc '%.2f' "$a / $b")x
     res=$(passfail "$a / $b $op $lim")
+    [[ -z $spoiled ]] || res=FAIL
   fi
   goal "$figure" "$r" "$op ${lim}x" "$res"
 }
