@@ -38,13 +38,14 @@ label() {
   case $1 in
   curl) echo "curl -s -o /dev/null URL" ;;
   lunet_e) echo "lunet -e 'http.get(URL)'" ;;
-  lunet_get) echo "lunet GET URL (body to /dev/null)" ;;
-  httpie) echo "http --ignore-stdin GET URL (HTTPie)" ;;
+  lunet_get) echo "lunet GET URL" ;;
+  httpie) echo "http --ignore-stdin GET URL" ;;
   esac
 }
+note() { case $1 in lunet_get) echo " (body to /dev/null)" ;; httpie) echo " (HTTPie)" ;; esac; }
 echo "(b) one GET of the file, whole process         median ms  mean ms    ± sd   CPU ms  peak RSS MB"
 for k in "${KEYS[@]}"; do
-  printf '    %-42s %9s %8s %7s %8s %12s\n' "$(label $k)" "$(or_dash "${T_MEDIAN[$k]:-}")" \
+  printf '    %-42s %9s %8s %7s %8s %12s\n' "$(label $k)$(note $k)" "$(or_dash "${T_MEDIAN[$k]:-}")" \
     "$(or_dash "${T_AVG[$k]:-}")" "$(or_dash "${T_DEV[$k]:-}")" "$(or_dash "${T_CPUS[$k]:-}")" "$(mb "${RSS[$k]:-}")"
 done
 ratio_goal "lunet -e 'http.get(URL)'/curl (median wall)" "${T_MEDIAN[lunet_e]:-}" "${T_MEDIAN[curl]:-}" '<=' 1.2
@@ -63,7 +64,7 @@ echo "    runs each ($HTTPIE_WARMUP); peak RSS: ${RSS_HOW:-n/a}, the median of $
   echo "| Command | Median ms | Mean ms | ± sd | CPU ms | Peak RSS MB |"
   echo "|---|---:|---:|---:|---:|---:|"
   for k in "${KEYS[@]}"; do
-    echo "| \`$(label $k)\` | $(or_dash "${T_MEDIAN[$k]:-}") | $(or_dash "${T_AVG[$k]:-}") | $(or_dash "${T_DEV[$k]:-}") | $(or_dash "${T_CPUS[$k]:-}") | $(mb "${RSS[$k]:-}") |"
+    echo "| \`$(label $k)\`$(note $k) | $(or_dash "${T_MEDIAN[$k]:-}") | $(or_dash "${T_AVG[$k]:-}") | $(or_dash "${T_DEV[$k]:-}") | $(or_dash "${T_CPUS[$k]:-}") | $(mb "${RSS[$k]:-}") |"
   done
   echo
   echo "- ${TIMER:-}. The commands take turns in $ROUNDS rounds (curl, \`lunet -e\`, \`lunet GET\`, HTTPie),"
