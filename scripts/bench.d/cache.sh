@@ -118,10 +118,7 @@ echo "    over the loop / N; peak RSS of the whole process (GNU time); N for abo
 echo "    ${CACHE_PROBE}-GET probe; each ran $CACHE_REPEAT time(s), the median req/s is shown."
 
 [[ -n ${BENCH_MARKDOWN:-} ]] && {
-  echo "## (g) The cache: a fresh hit beside a loopback GET"
-  echo
-  md_stamp
-  echo
+  md_head "## (g) The cache: a fresh hit beside a loopback GET"
   if [[ -n $G_ABORT ]]; then
     echo "The cache benchmark was $G_ABORT."
   else

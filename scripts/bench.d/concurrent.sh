@@ -174,10 +174,7 @@ echo "    whole run; nginx CPU % = its worker's CPU time / the run's wall time; 
 echo "    every client in turn, each client's run with the median req/s is shown."
 
 [[ -n ${BENCH_MARKDOWN:-} ]] && {
-  echo "## (d) $CONC_N GETs over $CONC_WORKERS concurrent requests"
-  echo
-  md_stamp
-  echo
+  md_head "## (d) $CONC_N GETs over $CONC_WORKERS concurrent requests"
   echo "| Client | Requests/s | CPU µs/request (process) | nginx CPU % | Peak RSS MB |"
   echo "|---|---:|---:|---:|---:|"
   for k in "${D_ROWS[@]}"; do

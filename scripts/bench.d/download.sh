@@ -115,10 +115,7 @@ echo "    wall time of the whole process (date +%s%N), each run after a sync; MB
 echo "    second; CPU = user+sys of the median run; peak RSS: the median run's, (the highest); /tmp on $M_DISK."
 
 [[ -n ${BENCH_MARKDOWN:-} ]] && {
-  echo "## (h) Downloading $DL_MIB MiB to a file"
-  echo
-  md_stamp
-  echo
+  md_head "## (h) Downloading $DL_MIB MiB to a file"
   if [[ -n $H_ERR ]]; then
     echo "Skipped: $H_ERR."
   else

@@ -57,10 +57,7 @@ echo "    ${TIMER:-}; $ROUNDS alternating rounds of $RUNS runs (HTTPie $HTTPIE_R
 echo "    runs each ($HTTPIE_WARMUP); peak RSS: ${RSS_HOW:-n/a}, the median of $RSS_RUNS alternating runs"
 
 [[ -n ${BENCH_MARKDOWN:-} ]] && {
-  echo "## (b) One GET as a whole process"
-  echo
-  md_stamp
-  echo
+  md_head "## (b) One GET as a whole process"
   echo "| Command | Median ms | Mean ms | ± sd | CPU ms | Peak RSS MB |"
   echo "|---|---:|---:|---:|---:|---:|"
   for k in "${KEYS[@]}"; do

@@ -125,10 +125,7 @@ echo "    are credited for the same work); ms = one call; each process ran $JSON
 echo "    figure is shown. The goal compares with the faster lua-cjson row."
 
 [[ -n ${BENCH_MARKDOWN:-} ]] && {
-  echo "## (f) JSON: lunet beside lua-cjson"
-  echo
-  md_stamp
-  echo
+  md_head "## (f) JSON: lunet beside lua-cjson"
   echo "| Document | Codec | Decode MB/s | Encode MB/s | Decode ms | Encode ms | Encoded bytes |"
   echo "|---|---|---:|---:|---:|---:|---:|"
   for d in small large; do

@@ -223,7 +223,13 @@ ratio_goal() {
   fi
   goal "$figure" "$r" "$op ${lim}x" "$res"
 }
-# md_stamp: the line under a doc section's heading saying when and how loaded.
+# md_head HEADING: a doc section's heading and, under it, when it was measured and how loaded.
+md_head() {
+  echo "$1"
+  echo
+  md_stamp
+  echo
+}
 md_stamp() {
   echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') by \`scripts/bench $([[ $QUICK == 1 ]] && echo '--quick ')$BENCH_NAME\`; load average $(cut -d' ' -f1-3 /proc/loadavg) at its end."
 }

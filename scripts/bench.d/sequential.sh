@@ -123,10 +123,7 @@ echo "    process's user+sys from GNU time / requests; req/s from the loop's wal
 echo "    ran $SEQ_REPEAT time(s), the run with the median loop CPU is shown."
 
 [[ -n ${BENCH_MARKDOWN:-} ]] && {
-  echo "## (c) $REQUESTS sequential GETs"
-  echo
-  md_stamp
-  echo
+  md_head "## (c) $REQUESTS sequential GETs"
   echo "| Client | Requests/s | CPU µs/request (loop) | CPU µs/request (process) | Peak RSS MB |"
   echo "|---|---:|---:|---:|---:|"
   for k in "${C_ROWS[@]}"; do

@@ -27,10 +27,7 @@ echo "    ${TIMER:-}; $ROUNDS alternating rounds of $RUNS runs (after $WARMUP wa
 echo "    peak RSS: ${RSS_HOW:-n/a}, the median of $RSS_RUNS alternating runs"
 
 [[ -n ${BENCH_MARKDOWN:-} ]] && {
-  echo "## (a) Start-up: \`-e 'print(1)'\`"
-  echo
-  md_stamp
-  echo
+  md_head "## (a) Start-up: \`-e 'print(1)'\`"
   echo "| Command | Median ms | Mean ms | ± sd | CPU ms | Peak RSS MB |"
   echo "|---|---:|---:|---:|---:|---:|"
   for k in lua lunet; do

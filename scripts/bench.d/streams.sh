@@ -9,7 +9,8 @@
 # or, as the other benchmarks, with no argument under scripts/bench (BENCH_LUNET, BENCH_QUICK: 1
 # round instead of 3, BENCH_MARKDOWN, BENCH_TARGETS; see lib.sh).
 set -uo pipefail
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" # for md_head; TMP and LUNET are this file's own
+BENCH_NAME=streams
 LUNET=${1:-${BENCH_LUNET:-${LUNET_BIN:-}}}
 [[ -n $LUNET ]] || { echo "usage: streams.sh LUNET_BIN [ROUNDS]" >&2; exit 2; }
 ROUNDS=${2:-$([[ ${BENCH_QUICK:-0} == 1 ]] && echo 1 || echo 3)}
@@ -32,6 +33,7 @@ measure() {
   read -r wall user sys <"$TMP/time"
   echo "$wall $(awk "BEGIN { print $user + $sys }") $(tail -1 "$TMP/out")"
 }
+# Its own median, not lib.sh's: the mean of the middle two of an even count.
 median() { sort -g | awk '{ a[NR] = $1 } END { print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2 }'; }
 
 declare -A RATE CPU
@@ -81,10 +83,7 @@ if [[ -n ${BENCH_TARGETS:-} ]]; then
 fi
 if [[ -n ${BENCH_MARKDOWN:-} ]]; then
   {
-    echo "## (i) Streams: WebSocket echo and SSE events"
-    echo
-    echo "Measured $(date -u '+%Y-%m-%d %H:%M UTC') by \`scripts/bench $([[ ${BENCH_QUICK:-0} == 1 ]] && echo '--quick ')streams\`; load average $(cut -d' ' -f1-3 /proc/loadavg) at its end."
-    echo
+    md_head "## (i) Streams: WebSocket echo and SSE events"
     echo '```'
     row "WebSocket 1 KB echo ($WS_N round trips)" lunet_ws peer_ws
     row "SSE events ($SSE_N events)" lunet_sse peer_sse

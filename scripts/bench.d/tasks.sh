@@ -90,10 +90,7 @@ echo "    only once its continuation ran (ran = continuations or coroutine bodie
 echo "    round(s) of every process in turn, each one's run with the median CPU is shown."
 
 [[ -n ${BENCH_MARKDOWN:-} ]] && {
-  echo "## (e) $TASKS_N tasks beside $TASKS_N coroutines"
-  echo
-  md_stamp
-  echo
+  md_head "## (e) $TASKS_N tasks beside $TASKS_N coroutines"
   echo "| Measure | Per second | µs each | Ran |"
   echo "|---|---:|---:|---:|"
   for k in "${E_ROWS[@]}"; do
