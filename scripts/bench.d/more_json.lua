@@ -16,7 +16,8 @@ assert(gc == "default" or gc == "incremental" or gc == "generational", "GC is de
 if gc ~= "default" then collectgarbage(gc) end
 
 local codec, decode, encode
-local lunet_json = rawget(_G, "json")
+-- A plain read, not rawget: lunet provides its globals lazily (on first use), and lua5.4 has none.
+local lunet_json = json
 if type(lunet_json) == "table" and lunet_json.decode and lunet_json.null then
   codec, decode, encode = "lunet", lunet_json.decode, lunet_json.encode
 else

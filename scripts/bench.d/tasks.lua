@@ -40,7 +40,7 @@ local function coroutines(name, resume)
   report(name, ran, c0, c1, w0, w1)
 end
 
-if rawget(_G, "task") then
+if task then -- a plain read: lunet may provide its globals lazily; lua5.4 has none
   collectgarbage()
   ran = 0
   local source = task.source

@@ -1,0 +1,163 @@
+#!/usr/bin/env bash
+# bench (f): JSON decode and encode in-process, lunet's json beside lua-cjson in lua5.4
+# A ~100 KB and a ~5 MB document (more_json_gen.lua: objects, arrays, strings with escapes and
+# UTF-8, integers, floats, booleans, null), generated once; each decoded into Lua tables and
+# encoded back, again and again for at least 0.5 s of CPU, timed with os.clock() in the process
+# (more_json.lua): lunet's json.decode / json.encode, and lua-cjson's in lua5.4 (cjson cannot load
+# into lunet, which has its own Lua), in both GC modes. MB/s of the document's bytes; each process
+# JSON_REPEAT times, the median figure. Goals: lunet at least lua-cjson's speed both ways, on each
+# document, beside the faster lua-cjson row.
+set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+bench_init json
+
+JSON_SMALL=100000  # bytes of the small document (about)
+JSON_LARGE=5000000 # bytes of the large document (about)
+JSON_SECONDS=0.5   # least CPU time per measure
+JSON_REPEAT=3      # each process this many times; the median figure is reported
+[[ $QUICK == 1 ]] && JSON_LARGE=1000000 JSON_SECONDS=0.2 JSON_REPEAT=1
+
+HAVE_CJSON=0
+timeout $LIMIT lua5.4 -e 'require "cjson"' 2>/dev/null && HAVE_CJSON=1
+V_CJSON="lua-cjson missing"
+[[ $HAVE_CJSON == 1 ]] && V_CJSON="lua-cjson $(timeout $LIMIT lua5.4 -e 'print(require("cjson")._VERSION)' 2>/dev/null | sed 's/^lua-cjson //')"
+V_CJSON_PKG=$(timeout $LIMIT dpkg-query -W -f='${Version}' lua-cjson 2>/dev/null)
+[[ -n $V_CJSON_PKG ]] && V_CJSON="$V_CJSON (Debian $V_CJSON_PKG)"
+
+say "(f) JSON, lunet and lua-cjson"
+declare -A F_FILE F_BYTES F_RECORDS
+F_OK=1
+for d in small large; do
+  case $d in small) sz=$JSON_SMALL ;; large) sz=$JSON_LARGE ;; esac
+  F_FILE[$d]="$TMP/doc-$d.json"
+  line=$(timeout $LIMIT lua5.4 "$HERE/more_json_gen.lua" "$sz" "${F_FILE[$d]}" 2>"$TMP/gen.err")
+  if [[ $line != bytes=* ]]; then
+    say "cannot generate the $d document: $line $(tail -3 "$TMP/gen.err")"
+    F_OK=0
+    continue
+  fi
+  F_BYTES[$d]=$(field bytes "$line") F_RECORDS[$d]=$(field records "$line")
+done
+F_ROWS=()
+declare -A F_DEC F_ENC F_DEC_MS F_ENC_MS F_OUT F_LABEL
+# json_run KEY DOC GC CODEC CMD...: runs `CMD... more_json.lua FILE SECONDS GC` JSON_REPEAT times;
+# keeps the median decode and the median encode figure. The script must say it measured CODEC
+# (it picks lunet's json when it finds one, else lua-cjson: a lunet that hid its json global once
+# had lunet measure lua-cjson).
+json_run() {
+  local key=$1 doc=$2 gc=$3 codec=$4 i out decs=() encs=() line
+  shift 4
+  for ((i = 0; i < JSON_REPEAT; i++)); do
+    out=$(timeout $LIMIT "$@" "$HERE/more_json.lua" "${F_FILE[$doc]}" "$JSON_SECONDS" "$gc" 2>"$TMP/json.err" </dev/null)
+    local rc=$?
+    [[ $rc == 0 ]] || { say "$key on the $doc document failed (exit $rc): $(tail -3 "$TMP/json.err")"; return 1; }
+    [[ $(grep -c " codec=$codec " <<<"$out") == 2 ]] || { say "$key did not measure $codec: $out"; return 1; }
+    line=$(grep '^decode ' <<<"$out")
+    [[ -n $line ]] || { say "$key printed no decode line: $out"; return 1; }
+    decs+=("$(calc '%.6f' "$(field bytes "$line") * $(field reps "$line") / $(field cpu "$line") / 1e6")")
+    line=$(grep '^encode ' <<<"$out")
+    [[ -n $line ]] || { say "$key printed no encode line: $out"; return 1; }
+    encs+=("$(calc '%.6f' "$(field bytes "$line") * $(field reps "$line") / $(field cpu "$line") / 1e6")")
+    F_OUT[${key}_$doc]=$(field out "$line")
+  done
+  local dec enc
+  dec=$(printf '%s\n' "${decs[@]}" | median) enc=$(printf '%s\n' "${encs[@]}" | median)
+  F_DEC[${key}_$doc]=$(calc '%.1f' "$dec") F_ENC[${key}_$doc]=$(calc '%.1f' "$enc")
+  # milliseconds per document at that rate
+  F_DEC_MS[${key}_$doc]=$(calc '%.3f' "${F_BYTES[$doc]} / ($dec * 1e6) * 1000")
+  F_ENC_MS[${key}_$doc]=$(calc '%.3f' "${F_BYTES[$doc]} / ($enc * 1e6) * 1000")
+  F_ROWS+=("${key}_$doc")
+}
+F_LABEL[lunet]="lunet json.decode / json.encode"
+F_LABEL[cjson]="lua5.4 + lua-cjson (generational GC)"
+F_LABEL[cjsoninc]="lua5.4 + lua-cjson, incremental GC"
+if [[ $F_OK == 1 ]]; then
+  for d in small large; do
+    json_run lunet $d default lunet "$LUNET"
+    if [[ $HAVE_CJSON == 1 ]]; then
+      json_run cjson $d default cjson lua5.4
+      json_run cjsoninc $d incremental cjson lua5.4
+    fi
+  done
+fi
+# Goals: lunet at least lua-cjson's speed both ways, on each document. The peer of record is the
+# faster of the two lua-cjson rows (lua5.4's own generational GC, or lunet's incremental).
+declare -A F_R F_T F_RGEN
+for d in small large; do
+  for op in dec enc; do
+    k=${op}_$d
+    F_R[$k]='' F_RGEN[$k]='' F_T[$k]=FAIL
+    if [[ $op == dec ]]; then
+      l=${F_DEC[lunet_$d]:-} g=${F_DEC[cjson_$d]:-} i=${F_DEC[cjsoninc_$d]:-}
+    else
+      l=${F_ENC[lunet_$d]:-} g=${F_ENC[cjson_$d]:-} i=${F_ENC[cjsoninc_$d]:-}
+    fi
+    [[ -n $l && -n $g ]] || continue
+    best=$g
+    [[ -n $i && $(passfail "$i > $g") == PASS ]] && best=$i
+    F_R[$k]=$(calc '%.2f' "$l / $best")
+    F_RGEN[$k]=$(calc '%.2f' "$l / $g")
+    F_T[$k]=$(passfail "$l >= $best")
+  done
+done
+
+doc_name() { case $1 in small) echo "~100 KB" ;; large) echo "~$(calc '%.0f' "$JSON_LARGE / 1e6") MB" ;; esac; }
+op_name() { case $1 in dec) echo decode ;; enc) echo encode ;; esac; }
+echo "(f) JSON, decode and encode in-process           decode MB/s  encode MB/s  decode ms  encode ms"
+echo "    $V_CJSON"
+for d in small large; do
+  [[ -n ${F_BYTES[$d]:-} ]] && printf '    %s\n' "$(doc_name $d) document: ${F_BYTES[$d]} bytes, ${F_RECORDS[$d]} records"
+  for k in lunet cjson cjsoninc; do
+    r=${k}_$d
+    [[ -n ${F_DEC[$r]:-} ]] || continue
+    printf '      %-44s %11s %12s %10s %10s\n' "${F_LABEL[$k]}" "${F_DEC[$r]}" "${F_ENC[$r]}" "${F_DEC_MS[$r]}" "${F_ENC_MS[$r]}"
+  done
+done
+for d in small large; do
+  for op in dec enc; do
+    k=${op}_$d
+    goal "lunet/lua-cjson $(op_name $op) $(doc_name $d)" "${F_R[$k]:+${F_R[$k]}x}" ">= 1x" "${F_T[$k]}"
+  done
+done
+echo "    MB/s = 10^6 bytes of the source document per CPU second (os.clock() around whole calls, at"
+echo "    least ${JSON_SECONDS} s each; encode rates count the source document's bytes too, so both codecs"
+echo "    are credited for the same work); ms = one call; each process ran $JSON_REPEAT time(s), the median"
+echo "    figure is shown. The goal compares with the faster lua-cjson row."
+
+[[ -n ${BENCH_MARKDOWN:-} ]] && {
+  md_head "## (f) JSON: lunet beside lua-cjson"
+  echo "| Document | Codec | Decode MB/s | Encode MB/s | Decode ms | Encode ms | Encoded bytes |"
+  echo "|---|---|---:|---:|---:|---:|---:|"
+  for d in small large; do
+    for k in lunet cjson cjsoninc; do
+      r=${k}_$d
+      [[ -n ${F_DEC[$r]:-} ]] || continue
+      echo "| $(doc_name $d) (${F_BYTES[$d]} bytes) | ${F_LABEL[$k]} | ${F_DEC[$r]} | ${F_ENC[$r]} | ${F_DEC_MS[$r]} | ${F_ENC_MS[$r]} | ${F_OUT[$r]} |"
+    done
+  done
+  echo
+  echo -n "lunet beside lua5.4's default (generational) GC alone:"
+  for d in small large; do
+    for op in dec enc; do
+      k=${op}_$d
+      echo -n " $(op_name $op) $(doc_name $d) $(or_dash "${F_RGEN[$k]}")×;"
+    done
+  done | sed 's/;$/./'
+  echo
+  echo
+  echo "- $V_CJSON. The documents come from \`scripts/bench.d/more_json_gen.lua\` (the same bytes every run):"
+  echo "  an object holding an array of records that mix nested objects and arrays, strings with"
+  echo "  escapes (\`\\\"\`, \`\\\\\`, \`\\/\`, \`\\n\`, \`\\t\`, \`\\u00e9\`, a surrogate pair) and raw UTF-8, small and"
+  echo "  64-bit integers, floats with and without exponents, booleans and \`null\`; ${F_RECORDS[small]:-?} and ${F_RECORDS[large]:-?} records."
+  echo "- \`scripts/bench.d/more_json.lua\` decodes the document again and again for at least"
+  echo "  ${JSON_SECONDS} s of CPU (\`os.clock()\` around whole calls), then encodes the decoded tables the"
+  echo "  same way; in lunet with \`json.decode\`/\`json.encode\`, in lua5.4 with \`cjson.decode\`/\`cjson.encode\`"
+  echo "  (lua-cjson cannot be loaded into lunet, which has its own Lua). MB/s are 10^6 bytes of the"
+  echo "  source document per CPU second, for encoding too, so both codecs are credited for the same"
+  echo "  work; \"Encoded bytes\" is what one encode wrote (lua-cjson writes 14 significant digits and"
+  echo "  escapes \`/\`; lunet writes the shortest round-tripping form)."
+  echo "- lua5.4 runs Lua's generational GC (lua.c switches to it), lunet the incremental one, hence a"
+  echo "  second lua-cjson row; the goal compares with the faster of the two."
+  echo "- Each process ran $JSON_REPEAT time(s); the median figure is shown."
+} >"${BENCH_MARKDOWN:-/dev/null}"
+exit 0
