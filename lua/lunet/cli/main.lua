@@ -150,7 +150,9 @@ local function curl_flags(sopts)
 end
 
 -- The request's own options for session:request.
-local function request_options(q)
+-- `record_head`: keep the head libcurl sent (to print it with -v / --print=H); it costs a
+-- debug callback per transfer, so only when it is shown.
+local function request_options(q, record_head)
   local headers = {}
   for _, h in ipairs(q.headers) do
     local name, value = h[1], h[2]
@@ -165,7 +167,7 @@ local function request_options(q)
   end
   if q.accept then set_default("Accept", q.accept) end
   if q.content_type then set_default("Content-Type", q.content_type) end
-  return { method = q.method, url = q.url, headers = headers, body = q.body, multipart = q.multipart, _record_head = true }
+  return { method = q.method, url = q.url, headers = headers, body = q.body, multipart = q.multipart, _record_head = record_head or nil }
 end
 
 -- The head lines of a raw HTTP head ("GET / HTTP/1.1\r\nA: b\r\n..."): first line and fields.
@@ -266,7 +268,7 @@ local function run(argv)
     sopts.read_only = o["session-read-only"] ~= nil
   end
   local session = http.session(sopts)
-  local opts = request_options(q)
+  local opts = request_options(q, want.H)
   local render = require "lunet.cli.render"
 
   local chunks = {}
