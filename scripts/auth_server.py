@@ -118,7 +118,7 @@ def verify_sigv4(method, path, query, headers, body):
         got = fields["Signature"]
     except (KeyError, ValueError):
         return 403, {"ok": False, "reason": "malformed Authorization: " + auth}
-    report.update(key=key, region=region, service=service, signed_headers=signed, signature=got,
+    report.update(key=key, credential_date=day, region=region, service=service, signed_headers=signed, signature=got,
                   amz_date=headers.get("x-amz-date", []), security_token=bool(headers.get("x-amz-security-token")))
     if key not in AWS_KEYS:
         return 403, dict(report, ok=False, reason="unknown access key " + key)
