@@ -16,9 +16,10 @@ Paths:
   /oauth/revoke?client=ID   every token of that client stops working (a server-side expiry)
   /oauth/reject?client=ID   the resource refuses that client's tokens, new ones too
   /oauth/stats?client=ID    JSON: token requests by grant, resource requests, tokens issued
-  /ntlm                 NTLM (MS-NLMP): 401 "NTLM", then a type-2 challenge for a type-1
+  /ntlm?key=K           NTLM (MS-NLMP): 401 "NTLM", then a type-2 challenge for a type-1
                         message, then checks the type-3 answer's NTLMv2 proof for user
                         "ntuser" / password "ntpass" (domain "LUNET"): 200 JSON or 401
+  /ntlm/log?key=K       the Authorization fields /ntlm?key=K received, in order
   /negotiate            401 WWW-Authenticate: Negotiate unless the request answers it
   anything else         with an "AWS4-HMAC-SHA256" Authorization: checked as AWS Signature
                         Version 4 (keys below); 200 or 403, JSON either way, with the canonical
@@ -54,6 +55,7 @@ refresh = {}       # refresh token -> client
 stats = {}         # client -> counters
 generation = {}    # client -> revocation generation
 rejecting = set()  # clients whose tokens the resource refuses
+ntlm_log = {}      # /ntlm?key=K: the Authorization fields received, in order
 serial = [0]
 
 
@@ -290,7 +292,12 @@ class Handler(BaseHTTPRequestHandler):
                     rejecting.add(client)
                 return self.reply(200, counters(client))
         if path == "/ntlm":
+            with lock:
+                ntlm_log.setdefault(q.get("key", ""), []).append(self.headers.get("Authorization", ""))
             return self.ntlm()
+        if path == "/ntlm/log":
+            with lock:
+                return self.reply(200, ntlm_log.get(q.get("key", ""), []))
         if path == "/negotiate":
             auth = self.headers.get("Authorization", "")
             if auth.startswith("Negotiate "):
