@@ -7,6 +7,7 @@
 
 Paths:
   /echo...              200 JSON: the method, path, query string, headers and body it received
+                        (/echo/cacheable with Cache-Control: max-age=60)
   /oauth/token          an OAuth 2.0 token endpoint (RFC 6749): grant_type client_credentials,
                         password or refresh_token; client credentials in Basic auth or the form.
                         Tokens live `expires_in` seconds: ?expires_in=N on the token URL, else 3600.
@@ -277,8 +278,10 @@ class Handler(BaseHTTPRequestHandler):
         q = dict(parse_qsl(url.query))
         path = url.path
         if path.startswith("/echo"):
+            # /echo/cacheable: fresh for a minute (a cache may answer it again)
+            extra = [("Cache-Control", "max-age=60")] if path == "/echo/cacheable" else []
             return self.reply(200, {"method": self.command, "path": path, "query": url.query,
-                                    "headers": self.fields(), "body": body.decode("latin-1")})
+                                    "headers": self.fields(), "body": body.decode("latin-1")}, extra)
         if path == "/oauth/token":
             return self.token(q, body)
         if path == "/oauth/resource":

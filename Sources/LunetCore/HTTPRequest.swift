@@ -64,6 +64,15 @@ public struct CurlAuth: Sendable, Equatable {
         case digest, ntlm, negotiate
         /// libcurl's provider string: "aws:amz:REGION:SERVICE".
         case awsSigV4(provider: String)
+
+        public var name: String {
+            switch self {
+            case .digest: return "Digest"
+            case .ntlm: return "NTLM"
+            case .negotiate: return "Negotiate"
+            case .awsSigV4: return "AWS SigV4"
+            }
+        }
     }
     public var scheme: Scheme
     public var user: String

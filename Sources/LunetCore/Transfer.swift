@@ -212,12 +212,18 @@ public final class Transfer {
         if let proxy = o.proxy { check(lunet_easy_setopt_str(h, CURLOPT_PROXY, proxy)) }
         if let a = o.curlAuth {
             // CURLAUTH_DIGEST, _NEGOTIATE, _NTLM: macros Swift does not import (curl.h).
+            let set: CURLcode
             switch a.scheme {
-            case .digest: check(lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 1))
-            case .negotiate: check(lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 2))
-            case .ntlm: check(lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 3))
-            case .awsSigV4(let provider): check(provider.withCString { lunet_easy_setopt_str(h, CURLOPT_AWS_SIGV4, $0) })
+            case .digest: set = lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 1)
+            case .negotiate: set = lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 2)
+            case .ntlm: set = lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 3)
+            case .awsSigV4(let provider): set = provider.withCString { lunet_easy_setopt_str(h, CURLOPT_AWS_SIGV4, $0) }
             }
+            // A libcurl built without the scheme (or older than SigV4, 7.75) refuses the option.
+            if set == CURLE_NOT_BUILT_IN || set == CURLE_UNKNOWN_OPTION {
+                return LunetError(.argument, "this libcurl (\(String(cString: lunet_curl_version()))) cannot do \(a.scheme.name) authentication", url: request.url)
+            }
+            check(set)
             check(a.user.withCString { lunet_easy_setopt_str(h, CURLOPT_USERNAME, $0) })
             check(a.password.withCString { lunet_easy_setopt_str(h, CURLOPT_PASSWORD, $0) })
         }

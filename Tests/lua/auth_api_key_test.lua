@@ -49,6 +49,17 @@ test("api_key in the query: added to every URL, masked in r:curl() and HAR", fun
   truthy(not json.encode(q):find("q%20key", 1, true), "the key is nowhere in the recorded request")
 end)
 
+test("api_key in a header keeps cached responses apart: one key's answer never serves another", function()
+  local c = http.cache{ dir = false }
+  local a = http.session{ base_url = BASE, cache = c, auth = { api_key = { header = "X-Gateway", value = "key-a" } } }
+  local b = http.session{ base_url = BASE, cache = c, auth = { api_key = { header = "X-Gateway", value = "key-b" } } }
+  eq(a:get("/echo/cacheable").json.headers["x-gateway"], { "key-a" }, "a, from the server")
+  local r = a:get("/echo/cacheable")
+  eq(r.cache, "hit", "a again, from the cache")
+  r = b:get("/echo/cacheable")
+  eq({ r.cache, r.json.headers["x-gateway"] }, { "miss", { "key-b" } }, "b's own answer, from the server")
+end)
+
 test("api_key: one of header or query, and a value", function()
   local e = fails("argument", function() http.session{ auth = { api_key = { header = "A", query = "b", value = "v" } } } end, "both")
   truthy(tostring(e):find("one of header", 1, true), tostring(e))

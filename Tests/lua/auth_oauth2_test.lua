@@ -25,6 +25,8 @@ test("client credentials: one token for many requests, sent as Bearer, client id
   eq({ st.token_requests, st.grants.client_credentials, st.client_auth.basic, st.resource_requests }, { 1, 1, 1, 4 },
     "one token request, four resource requests")
   eq(st.last_scope, "read write", "the scopes, space-separated")
+  eq(s:with{ headers = { ["X-Derived"] = "1" } }:get("/oauth/resource").status, 200, "a derived session")
+  eq(stats("cc").token_requests, 1, "shares the token")
 end)
 
 test("one token request at a time: a burst of requests waits for the one in flight", function()
