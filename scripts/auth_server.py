@@ -2,6 +2,7 @@
 """An origin that checks credentials, for lunet's auth tests, on Python's standard library only.
 
     python3 scripts/auth_server.py            # prints "PORT" on its first line, serves on 127.0.0.1
+    python3 scripts/auth_server.py --port 9000
     python3 scripts/auth_server.py --vector   # prints the signatures this verifier computes for
                                               # AWS's SigV4 test-suite requests, and exits
 
@@ -386,7 +387,8 @@ def main():
     if "--vector" in sys.argv:
         print(json.dumps(vector_signatures(), sort_keys=True))
         return
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    port = int(sys.argv[sys.argv.index("--port") + 1]) if "--port" in sys.argv else 0
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
     server.daemon_threads = True
     print(server.server_address[1], flush=True)
     server.serve_forever()
