@@ -57,11 +57,28 @@ public enum HTTPVersionPreference: String, Sendable {
     case http1_0 = "1.0", http1_1 = "1.1", http2 = "2", http2PriorKnowledge = "2-prior-knowledge", http3 = "3"
 }
 
-/// A user and password libcurl answers a Digest challenge with (RFC 7616).
-public struct DigestCredentials: Sendable, Equatable {
+/// Credentials libcurl uses itself: to answer a server's challenge (Digest, NTLM, Negotiate) or
+/// to sign each request (AWS Signature Version 4, with the key as user and the secret as password).
+public struct CurlAuth: Sendable, Equatable {
+    public enum Scheme: Sendable, Equatable {
+        case digest, ntlm, negotiate
+        /// libcurl's provider string: "aws:amz:REGION:SERVICE".
+        case awsSigV4(provider: String)
+
+        public var name: String {
+            switch self {
+            case .digest: return "Digest"
+            case .ntlm: return "NTLM"
+            case .negotiate: return "Negotiate"
+            case .awsSigV4: return "AWS SigV4"
+            }
+        }
+    }
+    public var scheme: Scheme
     public var user: String
     public var password: String
-    public init(user: String, password: String) {
+    public init(_ scheme: Scheme, user: String, password: String) {
+        self.scheme = scheme
         self.user = user
         self.password = password
     }
@@ -80,9 +97,12 @@ public struct TransferOptions: Sendable, Equatable {
     public var proxy: String?
     public var httpVersion: HTTPVersionPreference?
     public var decompress: Bool?
-    /// Digest credentials (a session's `auth.digest`): libcurl sends the request, reads the
-    /// server's challenge and sends it again with the answer.
-    public var digest: DigestCredentials?
+    /// Digest, NTLM or Negotiate credentials (libcurl sends the request, reads the server's
+    /// challenge and sends it again with the answer), or AWS SigV4 keys (libcurl signs it).
+    public var curlAuth: CurlAuth?
+    /// A request field that carries a credential (a session's API key header): the cache keeps
+    /// responses to different values of it apart, as it does for Authorization.
+    public var secretHeader: String?
     /// A client certificate (PEM), its private key when not in the same file, and the key's
     /// passphrase: for servers that ask the client to prove who it is (mutual TLS).
     public var clientCertificate: String?
@@ -109,7 +129,8 @@ public struct TransferOptions: Sendable, Equatable {
         if let proxy { r.proxy = proxy }
         if let httpVersion { r.httpVersion = httpVersion }
         if let decompress { r.decompress = decompress }
-        if let digest { r.digest = digest }
+        if let curlAuth { r.curlAuth = curlAuth }
+        if let secretHeader { r.secretHeader = secretHeader }
         if let clientCertificate { r.clientCertificate = clientCertificate }
         if let clientKey { r.clientKey = clientKey }
         if let clientKeyPassword { r.clientKeyPassword = clientKeyPassword }

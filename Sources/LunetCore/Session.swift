@@ -6,6 +6,14 @@ public final class Session {
         case bearer(String)
         /// Answered by libcurl when the server's 401 asks for it (a request option, not a field).
         case digest(user: String, password: String)
+        case ntlm(user: String, password: String)
+        /// Kerberos or NTLM through GSS-API: the credentials are the user's ticket, not ours.
+        case negotiate
+        /// Each request signed by libcurl (see AWSSigV4.swift).
+        case awsSigV4(AWSCredentials)
+        /// An API key in a request field, or in a query parameter added to every URL.
+        case apiKeyHeader(name: String, value: String)
+        case apiKeyQuery(name: String, value: String)
     }
 
     public struct Configuration {
@@ -52,7 +60,9 @@ public final class Session {
             headers.set("Authorization", "Basic " + Base64.encode(Array("\(user):\(password)".utf8)))
         case .bearer(let token)?:
             headers.set("Authorization", "Bearer " + token)
-        case .digest?, nil:
+        case .apiKeyHeader(let name, let value)?:
+            headers.set(name, value)
+        case .digest?, .ntlm?, .negotiate?, .awsSigV4?, .apiKeyQuery?, nil:
             break
         }
         return headers
@@ -79,11 +89,33 @@ public final class Session {
         r.headers = baseHeaders.merging(request.headers)
         for name in request.removedHeaders { r.headers.remove(name) }
         r.options = request.options.resolved(over: configuration.options)
-        // A request's own Authorization replaces the session's auth, digest included.
-        if case .digest(let user, let password)? = configuration.auth, r.options.digest == nil, !request.headers.contains("Authorization") {
-            r.options.digest = DigestCredentials(user: user, password: password)
+        // A request's own Authorization replaces the session's auth, libcurl's schemes included.
+        guard let auth = configuration.auth, r.options.curlAuth == nil, !request.headers.contains("Authorization") else { return r }
+        switch auth {
+        case .digest(let user, let password): r.options.curlAuth = CurlAuth(.digest, user: user, password: password)
+        case .ntlm(let user, let password): r.options.curlAuth = CurlAuth(.ntlm, user: user, password: password)
+        // libcurl answers Negotiate only when a user is set; the empty one means "the ticket's".
+        case .negotiate: r.options.curlAuth = CurlAuth(.negotiate, user: "", password: "")
+        case .awsSigV4(let credentials): try AWSSigV4.prepare(&r, credentials)
+        case .apiKeyHeader(let name, _): r.options.secretHeader = name
+        case .apiKeyQuery(let name, let value): r.url = Self.addingQuery(r.url, name, value)
+        case .basic, .bearer: break
         }
         return r
+    }
+
+    /// `url` with name=value added to its query (percent-encoded), unless the query has the
+    /// name already (the request gave its own).
+    static func addingQuery(_ url: String, _ name: String, _ value: String) -> String {
+        let encodedName = PercentEncoding.encode(name)
+        let fragmentStart = url.firstIndex(of: "#") ?? url.endIndex
+        let head = url[..<fragmentStart]
+        if let q = head.firstIndex(of: "?") {
+            let query = head[head.index(after: q)...]
+            if query.split(separator: "&").contains(where: { $0 == encodedName || $0.hasPrefix(encodedName + "=") }) { return url }
+        }
+        let separator = head.contains("?") ? (head.hasSuffix("?") || head.hasSuffix("&") ? "" : "&") : "?"
+        return head + separator + encodedName + "=" + PercentEncoding.encode(value) + url[fragmentStart...]
     }
 
     private static let defaultHeaders = HTTPHeaders([("User-Agent", "lunet/\(Lunet.version)")])

@@ -210,10 +210,22 @@ public final class Transfer {
         }
         if let ca = o.caFile { check(lunet_easy_setopt_str(h, CURLOPT_CAINFO, ca)) }
         if let proxy = o.proxy { check(lunet_easy_setopt_str(h, CURLOPT_PROXY, proxy)) }
-        if let d = o.digest {
-            check(lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 2))   // CURLAUTH_DIGEST (a macro Swift does not import)
-            check(d.user.withCString { lunet_easy_setopt_str(h, CURLOPT_USERNAME, $0) })
-            check(d.password.withCString { lunet_easy_setopt_str(h, CURLOPT_PASSWORD, $0) })
+        if let a = o.curlAuth {
+            // CURLAUTH_DIGEST, _NEGOTIATE, _NTLM: macros Swift does not import (curl.h).
+            let set: CURLcode
+            switch a.scheme {
+            case .digest: set = lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 1)
+            case .negotiate: set = lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 2)
+            case .ntlm: set = lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 3)
+            case .awsSigV4(let provider): set = provider.withCString { lunet_easy_setopt_str(h, CURLOPT_AWS_SIGV4, $0) }
+            }
+            // A libcurl built without the scheme (or older than SigV4, 7.75) refuses the option.
+            if set == CURLE_NOT_BUILT_IN || set == CURLE_UNKNOWN_OPTION {
+                return LunetError(.argument, "this libcurl (\(String(cString: lunet_curl_version()))) cannot do \(a.scheme.name) authentication", url: request.url)
+            }
+            check(set)
+            check(a.user.withCString { lunet_easy_setopt_str(h, CURLOPT_USERNAME, $0) })
+            check(a.password.withCString { lunet_easy_setopt_str(h, CURLOPT_PASSWORD, $0) })
         }
         if let cert = o.clientCertificate { check(lunet_easy_setopt_str(h, CURLOPT_SSLCERT, cert)) }
         if let key = o.clientKey { check(lunet_easy_setopt_str(h, CURLOPT_SSLKEY, key)) }
@@ -234,6 +246,11 @@ public final class Transfer {
             check(lunet_easy_setopt_long(h, CURLOPT_HTTP_VERSION, value))
         }
         return failed == CURLE_OK ? nil : refused(failed)
+    }
+
+    private var signsWithAWS: Bool {
+        if case .awsSigV4? = request.options.curlAuth?.scheme { return true }
+        return false
     }
 
     private func refused(_ code: CURLcode) -> LunetError {
@@ -257,7 +274,8 @@ public final class Transfer {
         // "Name:" tells curl not to send a header it would add itself (Accept, User-Agent).
         for name in request.removedHeaders { list = lunet_curl_slist_append(list, "\(name):") }
         // Never wait a second for a 100 Continue that many servers do not send.
-        if request.bodyCount > 0 && !request.headers.contains("Expect") { list = lunet_curl_slist_append(list, "Expect:") }
+        // Not under SigV4: libcurl 7.88 would sign "expect:" as a field it then does not send.
+        if request.bodyCount > 0 && !request.headers.contains("Expect") && !signsWithAWS { list = lunet_curl_slist_append(list, "Expect:") }
         headerList = list
         check(lunet_easy_setopt_slist(h, CURLOPT_HTTPHEADER, list))
     }

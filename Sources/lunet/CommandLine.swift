@@ -133,7 +133,7 @@ struct Invocation: Equatable {
     /// full table): skipped with their value when looking for the first positional argument.
     static let requestValueOptions: [String] = [
         "--print", "-p", "--raw", "--pretty", "--output", "-o", "--max-redirects", "--timeout", "--verify",
-        "--cert", "--cert-key", "--cert-key-pass", "--proxy", "--auth", "-a", "--auth-type", "-A",
+        "--cert", "--cert-key", "--cert-key-pass", "--proxy", "--auth", "-a", "--auth-type", "-A", "--aws-sigv4",
         "--session", "--session-read-only", "--har",
     ]
     /// Options only a Lua run has: with one of them first, the line is not a request.

@@ -220,7 +220,7 @@ final class CacheHTTPCacheTests: XCTestCase {
         let cache = makeCache()
         func request(digest: (String, String)? = nil, netrc: String? = nil) -> HTTPRequest {
             var r = cacheRequest("https://example.com/d")
-            if let (user, password) = digest { r.options.digest = DigestCredentials(user: user, password: password) }
+            if let (user, password) = digest { r.options.curlAuth = CurlAuth(.digest, user: user, password: password) }
             r.options.netrcFile = netrc
             return r
         }

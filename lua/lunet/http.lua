@@ -46,6 +46,8 @@ local REQUEST_OPTIONS = {
   _download = "table", _progress = "boolean", _stream = "boolean", _on_events = "function", _upload_file = "string",
   -- used by the command line (-v): keep the head libcurl sent
   _record_head = "boolean",
+  -- used by lunet.auth: a token request is not recorded (its answer is the token)
+  _unrecorded = "boolean",
 }
 local HTTP_VERSIONS = { ["1.0"] = true, ["1.1"] = true, ["2"] = true, ["2-prior-knowledge"] = true, ["3"] = true }
 
@@ -272,7 +274,7 @@ end
 
 -- One attempt: a task of the response (validated and decoded) or of the error.
 local function attempt_async(session, opts, req)
-  if opts == PLAIN and not session._validates and #recorders == 0 then
+  if opts == PLAIN and not session._validates and #recorders == 0 and not req._authorized then
     return attempt_plain(session, req.method, req.url)
   end
   local t = task.new()
@@ -281,7 +283,7 @@ local function attempt_async(session, opts, req)
   if #recorders > 0 then req.record_head = true end
   -- Each attempt (retries send `req` again) gets a consumer for its own task.
   if req.events_handler then req.on_events = events_consumer(req.events_handler, t) end
-  local started = #recorders > 0 and require("lunet.har").now() or nil
+  local started = #recorders > 0 and not opts._unrecorded and require("lunet.har").now() or nil
   local transfer = core.send(session._core, req, function(raw, err)
     if t.state ~= "pending" then return end
     if err then
@@ -304,6 +306,10 @@ end
 
 -- An attempt that first waits for a route when the session asks for it (wait_for_network).
 local function send_async(session, opts, req)
+  -- A token the session fetches itself (lunet.auth.token_flow), unless the request has its own.
+  if session._auth_flow and not req._authorized and not has_header(req.headers, "Authorization") then
+    return session._auth_flow:send_async(req, function(authorized) return send_async(session, opts, authorized) end)
+  end
   local wait = opts.wait_for_network
   if wait == nil then wait = session._wait_for_network end
   if wait and not require("lunet.net").online() then
@@ -334,7 +340,8 @@ end
 -- the common s:get(url) skips checking, copying and building options it does not have.
 local function plain_async(session, method, target)
   -- What start() would do for it, when there is no retry policy and no network to wait for.
-  if not session._retry and not session._wait_for_network and not session._validates and #recorders == 0 then
+  if not session._retry and not session._wait_for_network and not session._validates and #recorders == 0
+    and not session._auth_flow then
     remember_url(target)
     return attempt_plain(session, method, target)
   end
@@ -438,11 +445,8 @@ local function make_session(opts, parent)
     errors.raise("argument", "option 'cache' of a session takes true, false or a cache made by http.cache{}")
   else cfg.cache = nil end
   cfg.max_body = http.parse_size(opts.max_body, "max_body")
-  if opts.auth then
-    if not opts.auth.bearer and not opts.auth.basic and not opts.auth.digest then
-      errors.raise("argument", "option 'auth' takes { bearer = token }, { basic = { user, password } } or { digest = { user, password } }")
-    end
-  end
+  local auth_flow
+  cfg.auth, auth_flow = require("lunet.auth").check(opts.auth)
   cfg.netrc = nil
   if opts.netrc ~= nil then cfg.netrc_file = http._netrc_file(opts.netrc) end
   if opts.cookies ~= nil and type(opts.cookies) ~= "boolean" and type(opts.cookies) ~= "string" then
@@ -453,6 +457,7 @@ local function make_session(opts, parent)
   s.headers = copy(opts.headers)
   s.base_url = opts.base_url
   s._core = parent and core.session_derive(parent._core, cfg) or core.session_new(cfg)
+  if auth_flow then s._auth_flow = require("lunet.auth").flow(s, auth_flow, parent) end
   s._request_serializer = serializers.find("request", opts.request, "the session")
   if type(opts.response) == "table" and not opts.response.decode and #opts.response > 0 then
     -- a compound serializer: the first that decodes wins
@@ -476,7 +481,7 @@ local function make_session(opts, parent)
   s._wait_for_network = opts.wait_for_network
   -- Plain requests may be answered from the cache without a task (Session[verb]); not when
   -- each attempt is recorded (retry: r.attempts) or the network must be waited for first.
-  s._immediate = cfg.cache ~= nil and not opts.retry and not opts.wait_for_network
+  s._immediate = cfg.cache ~= nil and not opts.retry and not opts.wait_for_network and not auth_flow
   -- Whether finish() has anything to do for a plain request: validation or a serializer.
   s._validates = s._accept_status ~= nil or s._accept_types ~= nil or s._response_serializer ~= nil
   return s

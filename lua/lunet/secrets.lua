@@ -1,5 +1,6 @@
 -- What is a secret, decided once for everything lunet prints or records: the prompt's history,
--- HAR recordings, r:curl(). Pure: strings in, strings out.
+-- HAR recordings, r:curl(), the command line's -v. Strings in, strings out; the one state is the
+-- names sessions declare secret (declare_name).
 --
 -- A name is a credential's by what it contains, not by a short list of exact names:
 -- "X-Api-Key", "api_key", "apikey", "access_token", "Proxy-Authorization", "session_id",
@@ -17,11 +18,20 @@ local EXACT = { auth = true, pwd = true, pass = true, sid = true, key = true, jw
 
 local function normal(name) return (string.gsub(string.lower(name), "[-_%. ]", "")) end
 
+-- Names a session declared secret (an API key's header or parameter, whatever it is called),
+-- for the rest of the program: a recording written later still masks them.
+local declared = {}
+
+--- Declares a header or parameter name a credential's from now on.
+function M.declare_name(name)
+  if type(name) == "string" and name ~= "" then declared[normal(name)] = true end
+end
+
 --- True when a header, field, parameter or key name names a credential.
 function M.is_secret_name(name)
   if type(name) ~= "string" then return false end
   local n = normal(name)
-  if EXACT[n] then return true end
+  if EXACT[n] or declared[n] then return true end
   for _, word in ipairs(WORDS) do
     if string.find(n, word, 1, true) then return true end
   end
@@ -77,6 +87,13 @@ end
 function M.mask_header(name, value)
   if M.is_secret_name(name) then return M.MASK end
   return value
+end
+
+--- Header fields { { name, value }, ... } as they may be shown: credentials' values masked.
+function M.mask_fields(fields)
+  local out = {}
+  for i, f in ipairs(fields) do out[i] = { f[1], M.mask_header(f[1], f[2]) } end
+  return out
 end
 
 --- True when a line of Lua typed at the prompt holds a secret: an auth table, a URL with a

@@ -49,7 +49,7 @@ function M.write(path, session)
   local data = {
     lunet_session = 1,
     headers = next(headers) and headers or nil,
-    auth = session._options.auth,
+    auth = require("lunet.auth").storable(session._options.auth),
     base_url = session.base_url,
     cookies = json.array(session:cookies()),
   }

@@ -251,11 +251,13 @@ public final class HTTPCache: @unchecked Sendable {
     static func credential(_ request: HTTPRequest, _ key: CacheKey) -> String {
         var o = request.options
         if o.netrcFile == "" { o.netrcFile = nil }   // turned off
-        // Digest and .netrc credentials are libcurl's to send: they are in the options, not the fields.
-        guard key.userinfo != nil || request.headers.contains("Authorization") || o.digest != nil || o.netrcFile != nil else { return "" }
+        // Digest, NTLM, SigV4 and .netrc credentials are libcurl's to send: they are in the options, not the fields.
+        let secretHeader = o.secretHeader.map { request.headers.all($0) } ?? []
+        guard key.userinfo != nil || request.headers.contains("Authorization") || o.curlAuth != nil || o.netrcFile != nil || !secretHeader.isEmpty else { return "" }
         let auth = request.headers.all("Authorization")
         var text = "userinfo:" + (key.userinfo ?? "") + "\nauthorization:" + auth.joined(separator: "\n")
-        if let d = o.digest { text += "\ndigest:" + d.user + ":" + d.password }
+        if let d = o.curlAuth { text += "\n\(d.scheme):" + d.user + ":" + d.password }
+        if !secretHeader.isEmpty { text += "\nsecret-header:" + secretHeader.joined(separator: "\n") }
         if let netrc = o.netrcFile { text += "\nnetrc:" + netrc }
         return CacheSHA256.hex(text, bytes: 16)
     }

@@ -108,19 +108,23 @@ enum SessionBinding {
         c.options = TransferOptions.standard
         if let o = TransferBinding.options(L, index) { c.options = o.resolved(over: c.options) }
         if s.rawField(index, "auth") == LUA_TTABLE {
+            // The flat form lunet.auth makes of a session's auth option: { scheme =, ... }.
             let auth = s.absolute(-1)
-            if let token = s.stringField(auth, "bearer") {
-                c.auth = .bearer(token)
-            } else {
-                for scheme in ["basic", "digest"] {
-                    guard s.rawField(auth, scheme) == LUA_TTABLE else { s.pop(); continue }
-                    let user = s.rawIndex(-1, 1) == LUA_TNIL ? nil : s.string(-1); s.pop()
-                    let pass = s.rawIndex(-1, 2) == LUA_TNIL ? nil : s.string(-1); s.pop()
-                    s.pop()
-                    guard let user else { s.pop(); return .failure(LunetError(.argument, "auth.\(scheme) needs { user, password }")) }
-                    c.auth = scheme == "basic" ? .basic(user: user, password: pass ?? "") : .digest(user: user, password: pass ?? "")
-                    break
-                }
+            let scheme = s.stringField(auth, "scheme") ?? ""
+            let user = s.stringField(auth, "user") ?? "", password = s.stringField(auth, "password") ?? ""
+            let name = s.stringField(auth, "name") ?? "", value = s.stringField(auth, "value") ?? ""
+            switch scheme {
+            case "basic": c.auth = .basic(user: user, password: password)
+            case "bearer": c.auth = .bearer(value)
+            case "digest": c.auth = .digest(user: user, password: password)
+            case "ntlm": c.auth = .ntlm(user: user, password: password)
+            case "negotiate": c.auth = .negotiate
+            case "aws_sigv4":
+                c.auth = .awsSigV4(AWSCredentials(provider: s.stringField(auth, "provider") ?? "", key: user, secret: password,
+                                                  token: s.stringField(auth, "token")))
+            case "api_key_header": c.auth = .apiKeyHeader(name: name, value: value)
+            case "api_key_query": c.auth = .apiKeyQuery(name: name, value: value)
+            default: break   // schemes lunet.auth runs itself (oauth2)
             }
         }
         s.pop()

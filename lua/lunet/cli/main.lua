@@ -108,38 +108,17 @@ local function session_options(o, q, host)
   -- Cookies the server sets are kept for this run (a redirect, a digest challenge), as HTTPie does.
   s.cookies = true
   if o.cache then s.cache = true end
-  if o.auth then
-    local kind = o["auth-type"] or "basic"
-    local user, pass = o.auth:match("^([^:]*):(.*)$")
-    user = user or o.auth
-    if kind == "bearer" then
-      s.auth = { bearer = o.auth }
-    elseif kind == "basic" or kind == "digest" then
-      if not pass then
-        local err
-        pass, err = core.read_secret(string.format("lunet: password for %s@%s: ", user, host))
-        if not pass then return nil, "--auth " .. user .. ": no password given and " .. err end
-      end
-      s.auth = { [kind] = { user, pass } }
-    else
-      return nil, string.format("--auth-type=%s: use basic, bearer or digest", kind)
-    end
-  elseif o["auth-type"] then
-    return nil, "--auth-type needs --auth"
-  end
+  local auth_err
+  s.auth, auth_err = require("lunet.auth.cli").options(o, host)
+  if auth_err then return nil, auth_err end
   return s
 end
 
 -- What curl needs besides the request itself to do what the session does (secrets masked).
-local function curl_flags(sopts)
+local function curl_flags(sopts, session)
   local mask = require("lunet.secrets").MASK
   local response_quote = require("lunet.response").shell_quote
-  local flags = {}
-  local digest = sopts.auth and sopts.auth.digest
-  if digest then
-    flags[#flags + 1] = "--digest"
-    flags[#flags + 1] = "-u " .. response_quote(digest[1] .. ":" .. mask)
-  end
+  local flags = require("lunet.auth.cli").curl_flags(session._options.auth)
   if sopts.cert then flags[#flags + 1] = "--cert " .. response_quote(sopts.cert) end
   if sopts.cert_key then flags[#flags + 1] = "--key " .. response_quote(sopts.cert_key) end
   if sopts.cert_password then flags[#flags + 1] = "--pass " .. mask end
@@ -268,7 +247,10 @@ local function run(argv)
     sopts.read_only = o["session-read-only"] ~= nil
   end
   local session = http.session(sopts)
+  local auth_problem = require("lunet.auth.cli").check_session(o, session)
+  if auth_problem then say("%s", auth_problem) return EXIT.usage end
   local opts = request_options(q, want.H)
+  if o.curl or o.offline then require("lunet.auth.cli").show_api_key(q, opts, session._options.auth) end
   local render = require "lunet.cli.render"
 
   local chunks = {}
@@ -298,14 +280,15 @@ local function run(argv)
     end
     print(require("lunet.response").curl_of({
       method = q.method, url = q.url, body = q.body, multipart = q.multipart,
-      headers = require("lunet.headers").from_flat(flat), flags = curl_flags(sopts),
+      headers = require("lunet.headers").from_flat(flat), flags = curl_flags(sopts, session),
     }))
     return EXIT.ok
   end
 
   if o.offline then
     local line, fields = offline_head(q, opts, session)
-    if want.H then emit(render.request_head(line:match("^(%S+)"), line:match("^%S+ (.*)$"), fields, look) .. "\n\n") end
+    local secrets = require "lunet.secrets"
+    if want.H then emit(render.request_head(line:match("^(%S+)"), secrets.mask_url(line:match("^%S+ (.*)$")), secrets.mask_fields(fields), look) .. "\n\n") end
     if want.B then
       if q.body then emit(render.body(q.body, q.content_type, look) .. "\n")
       elseif q.multipart then emit(multipart_summary(q.multipart) .. "\n") end
@@ -351,7 +334,8 @@ local function run(argv)
       if sent.sent_head then line, fields = split_head(sent.sent_head)
       else line, fields = offline_head(q, opts, session) end
       local method, target = line:match("^(%S+) (%S+)")
-      emit(render.request_head(method or q.method, target or q.url, fields, look) .. "\n\n")
+      local secrets = require "lunet.secrets"   -- credentials masked, as in --curl and HAR
+      emit(render.request_head(method or q.method, secrets.mask_url(target or q.url), secrets.mask_fields(fields), look) .. "\n\n")
     end
     if want.B then
       if q.body then emit(render.body(q.body, q.content_type, look) .. "\n\n")
