@@ -83,4 +83,18 @@ test("r:curl() masks credentials by default; { reveal = true } shows them", func
   truthy(not b:curl():find("YWxpY2U6YmFzaWMtcHc=", 1, true), "basic credentials masked: " .. b:curl())
 end)
 
+test("an error's text masks credentials in its URL; err.url keeps them for code", function()
+  local u = "http://user:url-pw@127.0.0.1:1/x?api_key=key-s3cr3t&q=1"
+  local ok, err = pcall(http.get, u)
+  truthy(not ok and err.kind == "connect", "a refused connection: " .. tostring(err))
+  local text = tostring(err)
+  for _, secret in ipairs({ "url-pw", "key-s3cr3t" }) do
+    truthy(not text:find(secret, 1, true), secret .. " masked in: " .. text)
+  end
+  truthy(text:find("q=1", 1, true), "the rest of the URL stays: " .. text)
+  eq(err.url, u, "the field is the URL as requested")
+  local _, bad = pcall(http.get, "http://h/ x?token=tok-s3cr3t")
+  truthy(not tostring(bad):find("tok-s3cr3t", 1, true), "in the message too: " .. tostring(bad))
+end)
+
 if h.done then h.done() end

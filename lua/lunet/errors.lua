@@ -5,10 +5,20 @@ local Error = {}
 Error.__name = "lunet.Error"
 Error.__index = Error
 
+-- The text shows the URL with its credentials masked (a password in it, a secret query
+-- parameter: lunet.secrets decides), also where the message quotes it: error text ends up in
+-- terminals, logs and CI output. e.url keeps the URL as requested, for code.
 function Error.__tostring(e)
   local s = tostring(e.kind or "error") .. ": " .. tostring(e.message)
   local url = e.url
-  if url and not string.find(s, url, 1, true) then s = s .. " (" .. url .. ")" end
+  if type(url) ~= "string" then return s end
+  local masked = require("lunet.secrets").mask_url(url)
+  local at = string.find(s, url, 1, true)
+  if at then
+    s = string.sub(s, 1, at - 1) .. masked .. string.sub(s, at + #url)
+  else
+    s = s .. " (" .. masked .. ")"
+  end
   return s
 end
 
