@@ -157,6 +157,7 @@ local function line_failure(t)
 end
 
 function host.show(t, color, code)
+  host.last_line_kept = false   -- whether this line's value went into `_` (for the prompt's .save)
   if t.state == "done" then
     local values = t.results or { t.result, n = t.result ~= nil and 1 or 0 }
     local n = values.n or #values
@@ -167,6 +168,7 @@ function host.show(t, color, code)
       io.stdout:write(table.concat(out, "\t"), "\n")
       io.stdout:flush()
       _G._ = values[1]
+      host.last_line_kept = true
     end
     return true, unobserved_reports({}, t)
   end
