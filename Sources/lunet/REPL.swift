@@ -303,11 +303,12 @@ final class REPL {
 
     // MARK: completion
 
-    fileprivate static func complete(_ end: Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
+    /// Matches for the text from `start` (where readline's word begins) to `end` (the cursor).
+    fileprivate static func complete(_ start: Int32, _ end: Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
         le_completion_plain()                     // never fall back to file names
         guard let repl = REPL.active, let buffer = le_line_buffer() else { return nil }
         let before = String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: Int(end)), as: UTF8.self)
-        guard case .success(let results) = repl.host.callModule("lunet.repl", "complete", [.string(before)]),
+        guard case .success(let results) = repl.host.callModule("lunet.repl", "complete", [.string(before), .integer(Int(start))]),
               case .array(let items)? = results.first else { return nil }
         let candidates = items.compactMap(\.stringValue)
         guard !candidates.isEmpty else { return nil }
@@ -329,5 +330,5 @@ private func replLineHandler(_ line: UnsafeMutablePointer<CChar>?) {
 }
 
 private func replComplete(_ text: UnsafePointer<CChar>?, _ start: Int32, _ end: Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
-    REPL.complete(end)
+    REPL.complete(start, end)
 }

@@ -29,9 +29,22 @@ local KEYWORDS = { "and", "break", "do", "else", "elseif", "end", "false", "for"
                    "if", "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while" }
 
 
+-- Candidates replace the text from byte `from` of `line` (the word they complete) to its end;
+-- readline replaces from its own word start `start` (0-based: after the last word-break
+-- character, an '=' or '&' inside a URL too), so each candidate is cut or extended to begin
+-- there. Otherwise a URL completed after `?q=` would come back whole after the '='.
+local function from_start(out, line, from, start)
+  if not start or start + 1 == from then return out end
+  for i, c in ipairs(out) do
+    if start + 1 > from then out[i] = c:sub(start + 2 - from) else out[i] = line:sub(start + 1, from - 1) .. c end
+  end
+  return out
+end
+
 --- Candidates for the word ending `line` (the text before the cursor): globals, fields and
---- methods (through metatables), keywords; inside a string, URLs seen in this session.
-function M.complete(line)
+--- methods (through metatables), keywords; inside a string, URLs seen in this session. With
+--- `start`, where readline's word begins (0-based), candidates replace the text from there.
+function M.complete(line, start)
   local out = {}
   local inside_string = select(2, line:gsub('"', "")) % 2 == 1 or select(2, line:gsub("'", "")) % 2 == 1
   if inside_string then
@@ -49,7 +62,7 @@ function M.complete(line)
       end
     end
     table.sort(out)
-    return out
+    return from_start(out, line, #line - #prefix + 1, start)
   end
   local word = line:match("[%w_%.:]*$") or ""
   local base, sep, partial = word:match("^(.*)([%.:])([%w_]*)$")
@@ -70,7 +83,7 @@ function M.complete(line)
     end
   end
   table.sort(out)
-  return out
+  return from_start(out, line, #line - #word + 1, start)
 end
 
 -- History -------------------------------------------------------------------------------------
