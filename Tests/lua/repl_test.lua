@@ -11,50 +11,12 @@ local state = os.tmpname()
 os.remove(state)
 os.execute("mkdir -p " .. state)
 
--- A tmux server of this run's own (its socket in the run's state directory): other tmux
--- users on the machine, and sessions a failed run left behind, cannot get in the way; it is
--- killed at the end.
-local TMUX = "tmux -S " .. shell_quote(state .. "/tmux.sock")
--- An idle session holds the server up from test to test: a server exits with its last session,
--- and a test starting just then could reach the exiting server ("tmux could not start", seen
--- under load). The kill-server at the end ends it.
-assert(os.execute(TMUX .. " new-session -d -s holder 'sleep 3600'"), "tmux could not start its holder session")
-
--- A prompt in a tmux session of its own; every wait is bounded.
-local Term = {}
-Term.__index = Term
-local count = 0
+-- A prompt on a terminal of its own (tmux, Tests/lua/terminal.lua); every wait is bounded.
+local terminals = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "terminal.lua").new(h, state)
 local function term(env)
-  count = count + 1
-  local name = "lunet-repl-test-" .. count .. "-" .. tostring(os.time())
   local envs = "env XDG_STATE_HOME=" .. shell_quote(state) .. " LUNET_HTTPBIN=" .. shell_quote(BIN) .. " " .. (env or "")
-  local code = h.run(TMUX .. " new-session -d -s " .. name .. " -x 150 -y 50 " .. shell_quote(envs .. " " .. LUNET))
-  assert(code == 0, "tmux could not start")
-  local t = setmetatable({ name = name }, Term)
-  t:wait_for("lunet>", 10)
-  return t
+  return terminals:open(envs .. " " .. LUNET, "lunet>")
 end
-function Term:keys(...)
-  for _, k in ipairs({ ... }) do os.execute(TMUX .. " send-keys -t " .. self.name .. " " .. k) end
-end
-function Term:type(text) os.execute(TMUX .. " send-keys -t " .. self.name .. " -l " .. shell_quote(text)) end
-function Term:screen(escapes)
-  local _, out = h.run(TMUX .. " capture-pane -p " .. (escapes and "-e " or "") .. "-t " .. self.name)
-  return out
-end
---- Polls the screen until `pattern` (plain text) appears; the seconds it took, or fails.
-function Term:wait_for(text, seconds, escapes)
-  local start = os.clock() + 0
-  local t0 = os.time()
-  local waited = 0
-  while waited < seconds do
-    if self:screen(escapes):find(text, 1, true) then return waited end
-    task.sleep(0.05)
-    waited = waited + 0.05
-  end
-  error("waited " .. seconds .. " s for " .. string.format("%q", text) .. "; the screen:\n" .. self:screen())
-end
-function Term:close() os.execute(TMUX .. " kill-session -t " .. self.name .. " 2>/dev/null") end
 
 test("piped lines: values, errors, multi-line chunks, .save writes a script that runs headless", function()
   local saved = os.tmpname()
@@ -343,7 +305,7 @@ test("websocket messages print above the prompt as they arrive, while the user t
 end)
 
 h.cleanup(after_all, function()
-  os.execute(TMUX .. " kill-server 2>/dev/null")
+  terminals:stop()
   os.execute("rm -rf " .. shell_quote(state))
 end)
 h.done()
