@@ -9,13 +9,7 @@ local BIN = h.env("LUNET_HTTPBIN")
 local tb = require "lunet.traceback"
 
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-local function script(text)
-  local path = os.tmpname() .. "_user_script.lua"
-  local f = assert(io.open(path, "w"))
-  f:write(text)
-  f:close()
-  return path
-end
+local function script(text) return h.script(text, "_user_script.lua") end
 
 -- An error raised in the user's on_chunk callback reaches the script through the request's
 -- task and its await: lunet frames sit between the user's.
