@@ -89,7 +89,7 @@ test(".save session NAME writes a named session that http.session{ name = NAME }
   truthy(out:find("saved session other as two", 1, true), out)
   local code, loaded = h.run(env .. LUNET .. [[ -e 'local s = http.session{ name = "probe" }
     print(s:get("headers").json.headers["X-Probe"], s:get("cookies").json.cookies.flavour)']])
-  eq({ code, loaded }, { 0, "kept\toat\n" }, "the session's base_url, headers and cookies came back")
+  eq({ code, loaded }, { 0, "kept\toat\n" }, "the session's base_url, headers and cookies came back; the prompt said:\n" .. out)
 end)
 
 test("lunet -i script.lua opens the prompt in the script's state", function()
