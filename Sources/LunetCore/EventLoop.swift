@@ -21,6 +21,9 @@ public final class EventLoop {
     private var running: [UInt: Transfer] = [:]          // keyed by the easy handle's address
     /// A timer's payload runs with `true` when it fires, `false` when the loop drops it unfired.
     private var timers = TimerHeap<(Bool) -> Void>()
+    /// Timers that do not keep the loop running by themselves (a poll of something no one is
+    /// waiting for: net.on_change's): while only these are left, the loop is idle.
+    private var backgroundTimers: Set<UInt64> = []
     private var idleHandles: [UnsafeMutableRawPointer] = []
     /// Handles a finished transfer left configured (not reset), with its profile: the next
     /// transfer of the same profile sets only its own URL, headers and pointers.
@@ -280,7 +283,23 @@ public final class EventLoop {
         TimerID(raw: timers.add(deadline: Self.now() + max(0, seconds), firedOrDropped))
     }
 
-    public func cancelTimer(_ id: TimerID) { timers.cancel(id.raw) }
+    /// A timer that fires if the loop is still turning for other reasons, but does not keep it
+    /// turning: a script whose other work is done ends with it pending.
+    @discardableResult
+    public func addBackgroundTimer(after seconds: Double, firedOrDropped: @escaping (Bool) -> Void) -> TimerID {
+        var raw: UInt64 = 0
+        raw = timers.add(deadline: Self.now() + max(0, seconds)) { [unowned self] fired in
+            self.backgroundTimers.remove(raw)
+            firedOrDropped(fired)
+        }
+        backgroundTimers.insert(raw)
+        return TimerID(raw: raw)
+    }
+
+    public func cancelTimer(_ id: TimerID) {
+        timers.cancel(id.raw)
+        if !backgroundTimers.isEmpty { backgroundTimers.remove(id.raw) }
+    }
 
     public var pendingTimers: Int { timers.count }
 
@@ -358,7 +377,8 @@ public final class EventLoop {
     /// Nothing can happen any more without new work from outside: no transfers, no timers, no
     /// due work, nothing handed in.
     public var isIdle: Bool {
-        running.isEmpty && timers.isEmpty && inbox.isEmpty && !hasDueWork && holds == 0 && connecting.isEmpty
+        running.isEmpty && timers.count == backgroundTimers.count && inbox.isEmpty && !hasDueWork && holds == 0
+            && connecting.isEmpty
     }
 
     /// Runs the host's queued work, if any.

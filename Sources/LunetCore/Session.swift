@@ -25,6 +25,9 @@ public final class Session {
         public var maxConcurrent: Int?
         /// The HTTP cache its requests go through (see Session+Cache.swift).
         public var cache: HTTPCache?
+        /// The session one-shot requests (http.get) go through: the user made no session, so a
+        /// relative URL is called not absolute, without talk of a base_url.
+        public var isImplicit = false
         public init() {}
     }
 
@@ -130,6 +133,9 @@ public final class Session {
         var target = URLReference(parsing: url)
         if target.scheme == nil {
             guard let base = configuration.baseURL else {
+                if configuration.isImplicit {
+                    throw LunetError(.argument, "invalid URL '\(url)': not absolute (it needs a scheme: \(webSocket ? "ws:// or wss://" : "http:// or https://"))", url: url)
+                }
                 throw LunetError(.argument, "invalid URL '\(url)': not absolute, and the session has no base_url", url: url)
             }
             target = URLReference(parsing: base).resolving(url)

@@ -52,7 +52,10 @@ final class REPL {
             }
             guard let line = Swift.readLine(strippingNewline: true) else { break }
             if pending.isEmpty && line.hasPrefix(".") {
-                if let code = command(line) { _ = host.evaluate(code, color: false) }
+                // .load's dofile is part of what .save replays, but not a line of history.
+                if let code = command(line), case .done(let ok) = host.evaluate(code, color: false) {
+                    remember(code, ok: ok, history: false)
+                }
                 continue
             }
             pending = pending.isEmpty ? line : pending + "\n" + line
@@ -129,7 +132,7 @@ final class REPL {
     private func submit(_ text: String) {
         if pending.isEmpty && text.hasPrefix(".") {
             hidePrompt()
-            if let code = command(text) { start(code, record: false) } else { showPrompt() }
+            if let code = command(text) { start(code, history: false) } else { showPrompt() }
             return
         }
         pending = pending.isEmpty ? text : pending + "\n" + text
@@ -138,13 +141,14 @@ final class REPL {
             return
         }
         hidePrompt()
-        start(pending, record: true)
+        start(pending, history: true)
     }
 
-    private var recordLine = true
+    /// Whether the running line goes into the history (a dot-command's code does not).
+    private var historyLine = true
 
-    private func start(_ code: String, record: Bool) {
-        recordLine = record
+    private func start(_ code: String, history: Bool) {
+        historyLine = history
         lunet_interrupt_clear()
         lunet_interrupt_arm(host.L)
         switch host.startLine(code) {
@@ -153,7 +157,7 @@ final class REPL {
             showPrompt()                       // pending stays: ask for more
         case .failed:
             lunet_interrupt_disarm(host.L)
-            if record { remember(code, ok: false) }
+            remember(code, ok: false, history: history)
             pending = ""
             showPrompt()
         case .started(let task):
@@ -169,7 +173,7 @@ final class REPL {
         lunet_interrupt_disarm(host.L)
         lunet_interrupt_clear()
         _ = PromptSignals.drain()              // a Ctrl-C that stopped this line is spent
-        if recordLine { remember(code, ok: ok) }
+        remember(code, ok: ok, history: historyLine)
         showPrompt()
     }
 
@@ -269,9 +273,10 @@ final class REPL {
 
     // MARK: history
 
-    private func remember(_ code: String, ok: Bool) {
+    /// Records a line for .save and, with `history`, for the history.
+    private func remember(_ code: String, ok: Bool, history: Bool = true) {
         _ = host.callModule("lunet.repl", "record", [.string(code), .boolean(ok)])
-        guard editing else { return }
+        guard editing, history else { return }
         if case .success(let r) = host.callModule("lunet.repl", "may_remember", [.string(code)]), r.first == .boolean(true) {
             le_add_history(code)
             newHistoryEntries += 1
@@ -298,11 +303,12 @@ final class REPL {
 
     // MARK: completion
 
-    fileprivate static func complete(_ end: Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
+    /// Matches for the text from `start` (where readline's word begins) to `end` (the cursor).
+    fileprivate static func complete(_ start: Int32, _ end: Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
         le_completion_plain()                     // never fall back to file names
         guard let repl = REPL.active, let buffer = le_line_buffer() else { return nil }
         let before = String(decoding: UnsafeBufferPointer(start: UnsafeRawPointer(buffer).assumingMemoryBound(to: UInt8.self), count: Int(end)), as: UTF8.self)
-        guard case .success(let results) = repl.host.callModule("lunet.repl", "complete", [.string(before)]),
+        guard case .success(let results) = repl.host.callModule("lunet.repl", "complete", [.string(before), .integer(Int(start))]),
               case .array(let items)? = results.first else { return nil }
         let candidates = items.compactMap(\.stringValue)
         guard !candidates.isEmpty else { return nil }
@@ -324,5 +330,5 @@ private func replLineHandler(_ line: UnsafeMutablePointer<CChar>?) {
 }
 
 private func replComplete(_ text: UnsafePointer<CChar>?, _ start: Int32, _ end: Int32) -> UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? {
-    REPL.complete(end)
+    REPL.complete(start, end)
 }

@@ -88,6 +88,15 @@ function H.lunet()
   return arg[i]
 end
 
+--- Writes `text` to a new temporary file whose name ends with `suffix` (".lua" if none); its path.
+function H.script(text, suffix)
+  local path = os.tmpname() .. (suffix or ".lua")
+  local f = assert(io.open(path, "w"))
+  f:write(text)
+  f:close()
+  return path
+end
+
 --- Files, for tests that write and compare them.
 function H.read_file(path)
   local f = io.open(path, "rb")

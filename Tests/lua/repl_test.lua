@@ -11,50 +11,12 @@ local state = os.tmpname()
 os.remove(state)
 os.execute("mkdir -p " .. state)
 
--- A tmux server of this run's own (its socket in the run's state directory): other tmux
--- users on the machine, and sessions a failed run left behind, cannot get in the way; it is
--- killed at the end.
-local TMUX = "tmux -S " .. shell_quote(state .. "/tmux.sock")
--- An idle session holds the server up from test to test: a server exits with its last session,
--- and a test starting just then could reach the exiting server ("tmux could not start", seen
--- under load). The kill-server at the end ends it.
-assert(os.execute(TMUX .. " new-session -d -s holder 'sleep 3600'"), "tmux could not start its holder session")
-
--- A prompt in a tmux session of its own; every wait is bounded.
-local Term = {}
-Term.__index = Term
-local count = 0
+-- A prompt on a terminal of its own (tmux, Tests/lua/terminal.lua); every wait is bounded.
+local terminals = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "terminal.lua").new(h, state)
 local function term(env)
-  count = count + 1
-  local name = "lunet-repl-test-" .. count .. "-" .. tostring(os.time())
   local envs = "env XDG_STATE_HOME=" .. shell_quote(state) .. " LUNET_HTTPBIN=" .. shell_quote(BIN) .. " " .. (env or "")
-  local code = h.run(TMUX .. " new-session -d -s " .. name .. " -x 150 -y 50 " .. shell_quote(envs .. " " .. LUNET))
-  assert(code == 0, "tmux could not start")
-  local t = setmetatable({ name = name }, Term)
-  t:wait_for("lunet>", 10)
-  return t
+  return terminals:open(envs .. " " .. LUNET, "lunet>")
 end
-function Term:keys(...)
-  for _, k in ipairs({ ... }) do os.execute(TMUX .. " send-keys -t " .. self.name .. " " .. k) end
-end
-function Term:type(text) os.execute(TMUX .. " send-keys -t " .. self.name .. " -l " .. shell_quote(text)) end
-function Term:screen(escapes)
-  local _, out = h.run(TMUX .. " capture-pane -p " .. (escapes and "-e " or "") .. "-t " .. self.name)
-  return out
-end
---- Polls the screen until `pattern` (plain text) appears; the seconds it took, or fails.
-function Term:wait_for(text, seconds, escapes)
-  local start = os.clock() + 0
-  local t0 = os.time()
-  local waited = 0
-  while waited < seconds do
-    if self:screen(escapes):find(text, 1, true) then return waited end
-    task.sleep(0.05)
-    waited = waited + 0.05
-  end
-  error("waited " .. seconds .. " s for " .. string.format("%q", text) .. "; the screen:\n" .. self:screen())
-end
-function Term:close() os.execute(TMUX .. " kill-session -t " .. self.name .. " 2>/dev/null") end
 
 test("piped lines: values, errors, multi-line chunks, .save writes a script that runs headless", function()
   local saved = os.tmpname()
@@ -71,6 +33,63 @@ test("piped lines: values, errors, multi-line chunks, .save writes a script that
   local run_code = h.run(LUNET .. " " .. saved)
   eq(run_code, 0, "the saved script runs headless")
   os.remove(saved)
+end)
+
+-- The lines each print "P: ..." where the prompt and the saved script must agree.
+test("a saved prompt session replays what the prompt did, `_` included, headless", function()
+  local saved, lib = os.tmpname(), os.tmpname()
+  local f = io.open(lib, "w")
+  f:write("loaded_value = 99\nreturn 5\n")
+  f:close()
+  local input = table.concat({
+    'base = os.getenv("LUNET_HTTPBIN")',
+    'http.get(base .. "/status/201")',        -- a call line: its response goes into `_`
+    'print("P:", _.status)',                  -- a call of no value: `_` stays
+    '_.status + 1',
+    'print("P:", _)',
+    'local hidden = 5',                       -- a line's locals die with it
+    'print("P:", hidden)',
+    'if _ then return 7 end',                 -- a line's own return gives `_` its value
+    'print("P:", _)',
+    'if true then return end',                -- and does not end what follows
+    '(print)("P:", "after a return")',
+    '.load ' .. lib,                          -- .load is part of what happened
+    'print("P:", loaded_value, _)',
+    'error("boom")',                          -- a failed line is left out
+    '.save ' .. saved }, "\n") .. "\n"
+  local code, out = h.run("printf %s " .. shell_quote(input) .. " | " .. LUNET)
+  eq(code, 1, "the failed line makes the prompt's status 1")
+  local function printed(text)
+    local lines = {}
+    for line in text:gmatch("P:[^\n]*") do lines[#lines + 1] = line end
+    return lines
+  end
+  local expected = { "P:\t201", "P:\t202", "P:\tnil", "P:\t7", "P:\tafter a return", "P:\t99\t5" }
+  eq(printed(out), expected, "what the prompt printed:\n" .. out)
+  local run_code, run_out = h.run(LUNET .. " " .. saved)
+  eq(run_code, 0, "the saved script runs headless:\n" .. run_out .. "\n" .. h.read_file(saved))
+  eq(printed(run_out), expected, "the saved script prints what the prompt did:\n" .. h.read_file(saved))
+  os.remove(saved)
+  os.remove(lib)
+end)
+
+test(".save session NAME writes a named session that http.session{ name = NAME } loads", function()
+  local config = state .. "/config"
+  local env = "XDG_CONFIG_HOME=" .. shell_quote(config) .. " "
+  local input = table.concat({
+    'api = http.session{ base_url = os.getenv("LUNET_HTTPBIN") .. "/", headers = { ["X-Probe"] = "kept" }, cookies = true }',
+    'api:get("cookies/set?flavour=oat")',
+    '.save session probe',
+    'other = http.session{}',
+    '.save session two',                      -- two sessions now: which one?
+    '.save session two other' }, "\n") .. "\n"
+  local _, out = h.run("printf %s " .. shell_quote(input) .. " | " .. env .. LUNET)
+  truthy(out:find("saved session api as probe", 1, true), out)
+  truthy(out:find("which session? api, other", 1, true), out)
+  truthy(out:find("saved session other as two", 1, true), out)
+  local code, loaded = h.run(env .. LUNET .. [[ -e 'local s = http.session{ name = "probe" }
+    print(s:get("headers").json.headers["X-Probe"], s:get("cookies").json.cookies.flavour)']])
+  eq({ code, loaded }, { 0, "kept\toat\n" }, "the session's base_url, headers and cookies came back; the prompt said:\n" .. out)
 end)
 
 test("lunet -i script.lua opens the prompt in the script's state", function()
@@ -108,6 +127,53 @@ test("completion of globals, fields and methods through metatables", function()
   t:wait_for("200 OK", 5)
   t:type('api:get("anyth'); t:keys("Tab")
   t:wait_for('api:get("anything/x', 3)
+  t:close()
+end)
+
+test("on a terminal, .save keeps a call line's value in `_` for the lines after it", function()
+  local saved = state .. "/terminal-save.lua"
+  local t = term()
+  t:type('http.get(os.getenv("LUNET_HTTPBIN") .. "/status/202")'); t:keys("Enter")
+  t:wait_for("202 ACCEPTED", 5)
+  t:type('print("status was " .. _.status)'); t:keys("Enter")
+  t:wait_for("status was 202", 3)
+  t:type(".save " .. saved); t:keys("Enter")
+  t:wait_for("saved 2 lines", 3)
+  t:close()
+  local code, out = h.run("env LUNET_HTTPBIN=" .. shell_quote(BIN) .. " " .. LUNET .. " " .. saved)
+  eq({ code, out }, { 0, "status was 202\n" }, "the saved script, run headless")
+end)
+
+test("how lines are saved: a top-level return or local found by tokens, not by text in strings", function()
+  local replay = require "lunet.repl_replay"
+  eq(replay.scan('function f(x) return x end'), { top_return = false, top_local = false }, "a function's return")
+  eq(replay.scan('if x then return end'), { top_return = true, top_local = false }, "a block's return")
+  eq(replay.scan('s = "return local" -- return\nt = [[local]]'), { top_return = false, top_local = false }, "strings, comments")
+  eq(replay.scan('do local y = 1 end local z = [==[ ]] ]==]'), { top_return = false, top_local = true }, "a long string")
+  eq(replay.line("x", true), "_ = x", "an expression kept in _")
+  eq(replay.line("print(1)", false), "print(1)", "a call of no value")
+  eq(replay.line("(f)(1)", false), ";(f)(1)", "a line that could continue the one before")
+  eq(replay.line("local a = 1", false), "do\nlocal a = 1\nend", "locals stay in their line")
+end)
+
+test("Tab after a URL's '=' completes the rest once, and a second Tab adds nothing", function()
+  local t = term()
+  t:type('api = http.session{ base_url = os.getenv("LUNET_HTTPBIN") .. "/" }'); t:keys("Enter")
+  t:type('api:get("anything?q=lua")'); t:keys("Enter")
+  t:wait_for("200 OK", 5)
+  t:type('x = ("anything?q=l'); t:keys("Tab")
+  t:wait_for('x = ("anything?q=lua', 3)
+  t:keys("Tab")
+  t:type('")'); t:keys("Enter")
+  t:type('print("x=" .. x)'); t:keys("Enter")
+  t:wait_for('\nx=anything?q=lua\n', 3)
+  -- readline closes the string after a URL completed from its start; Tab again inside it:
+  t:type('y = ("anyth'); t:keys("Tab")
+  t:wait_for('y = ("anything?q=lua"', 3)
+  t:keys("Left", "Tab", "Tab", "End")
+  t:type(')'); t:keys("Enter")
+  t:type('print("y=" .. y)'); t:keys("Enter")
+  t:wait_for('\ny=anything?q=lua\n', 3)
   t:close()
 end)
 
@@ -239,7 +305,7 @@ test("websocket messages print above the prompt as they arrive, while the user t
 end)
 
 h.cleanup(after_all, function()
-  os.execute(TMUX .. " kill-server 2>/dev/null")
+  terminals:stop()
   os.execute("rm -rf " .. shell_quote(state))
 end)
 h.done()

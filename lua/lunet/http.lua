@@ -435,7 +435,9 @@ local function copy(t)
   return c
 end
 
-local function make_session(opts, parent)
+-- `implicit`: the session http.get and the like use; the user made none, so messages about a
+-- URL do not talk of its base_url.
+local function make_session(opts, parent, implicit)
   check_options(opts, SESSION_OPTIONS, "the session")
   local cfg = copy(opts)
   cfg.headers = nil
@@ -456,6 +458,7 @@ local function make_session(opts, parent)
   s._options = opts
   s.headers = copy(opts.headers)
   s.base_url = opts.base_url
+  cfg._implicit = implicit
   s._core = parent and core.session_derive(parent._core, cfg) or core.session_new(cfg)
   if auth_flow then s._auth_flow = require("lunet.auth").flow(s, auth_flow, parent) end
   s._request_serializer = serializers.find("request", opts.request, "the session")
@@ -548,7 +551,7 @@ end
 -- One-shot requests: a default session without cookies.
 local default
 local function default_session()
-  if not default then default = make_session({}) end
+  if not default then default = make_session({}, nil, true) end
   return default
 end
 

@@ -75,7 +75,8 @@ function host.observe(t, fn)
 end
 
 local function failure_text(t)
-  return t.traceback or errors.describe(t.error)
+  if t.traceback then return require("lunet.traceback").user(t.traceback) end
+  return errors.describe(t.error)
 end
 
 --- Failures nobody looked at, as report lines (the host prints them).
@@ -150,20 +151,25 @@ local function line_failure(t)
       if i == tonumber(n) then out[#out + 1] = string.format("  input#%s:%s | %s", k, n, text) break end
     end
   end
-  local frames = {}
-  for frame in (t.traceback or ""):gmatch("\n\t([^\n]+)") do
-    if not frame:find("lua/lunet/", 1, true) and not frame:find("^%[C%]") and not frame:find("tail calls", 1, true) then
+  -- At the prompt only the user's Lua frames (the C and lunet ones say little next to the
+  -- input line); LUNET_TRACEBACK=full shows them all.
+  local tb = require "lunet.traceback"
+  local full, frames = tb.full(), {}
+  for _, frame in ipairs(t.traceback and tb.frames(t.traceback) or {}) do
+    frame = frame:gsub("^%s+", "")
+    if full or not (frame:find("^%[lunet%]") or frame:find("^%[C%]") or frame:find("tail calls", 1, true)) then
       frames[#frames + 1] = "  " .. frame
     end
   end
   if #frames > 1 then
     out[#out + 1] = "traceback:"
-    for i = 1, math.min(#frames, 6) do out[#out + 1] = frames[i] end
+    for i = 1, full and #frames or math.min(#frames, 6) do out[#out + 1] = frames[i] end
   end
   return table.concat(out, "\n")
 end
 
 function host.show(t, color, code)
+  host.last_line_kept = false   -- whether this line's value went into `_` (for the prompt's .save)
   if t.state == "done" then
     local values = t.results or { t.result, n = t.result ~= nil and 1 or 0 }
     local n = values.n or #values
@@ -174,6 +180,7 @@ function host.show(t, color, code)
       io.stdout:write(table.concat(out, "\t"), "\n")
       io.stdout:flush()
       _G._ = values[1]
+      host.last_line_kept = true
     end
     return true, unobserved_reports({}, t)
   end

@@ -79,15 +79,36 @@ function M.lua(v, opts, depth, seen, indent)
   return "{\n" .. indent .. "  " .. table.concat(parts, ",\n" .. indent .. "  ") .. "\n" .. indent .. "}"
 end
 
--- JSON text with colours: keys blue, strings green, numbers cyan, literals magenta.
+-- JSON text with colours: keys blue, strings green, numbers cyan, literals magenta. The text is
+-- valid JSON (encoded or indented by lunet), read token by token: what looks like a number
+-- inside a string ("127.0.0.1:8080") stays the string's colour.
 local function highlight_json(text, paint)
-  return (text:gsub('("[^"\\]*(\\.[^"\\]*)*")(%s*:?)', function(str, _, colon)
-    if colon ~= "" then return paint("blue", str) .. colon end
-    return paint("green", str)
-  end):gsub("([%[,:]%s*)(-?%d[%d%.eE+-]*)", function(pre, num) return pre .. paint("cyan", num) end)
-     :gsub("([%[,:]%s*)(true)", function(pre, lit) return pre .. paint("magenta", lit) end)
-     :gsub("([%[,:]%s*)(false)", function(pre, lit) return pre .. paint("magenta", lit) end)
-     :gsub("([%[,:]%s*)(null)", function(pre, lit) return pre .. paint("magenta", lit) end))
+  local out, i, n = {}, 1, #text
+  while i <= n do
+    local s = text:find('["%-%dtfn]', i)
+    if not s then break end
+    out[#out + 1] = text:sub(i, s - 1)
+    local c = text:sub(s, s)
+    local e
+    if c == '"' then
+      e = s
+      repeat                                  -- to the closing quote, past escaped characters
+        e = text:find('["\\]', e + 1) or n
+        local escaped = text:sub(e, e) == "\\"
+        if escaped then e = e + 1 end
+      until not escaped or e >= n
+      out[#out + 1] = paint(text:find("^%s*:", e + 1) and "blue" or "green", text:sub(s, e))
+    elseif c == "-" or c:find("%d") then
+      e = s + #text:match("^%-?[%d.eE+%-]*", s) - 1
+      out[#out + 1] = paint("cyan", text:sub(s, e))
+    else
+      e = s + #text:match("^%a*", s) - 1
+      out[#out + 1] = paint("magenta", text:sub(s, e))
+    end
+    i = e + 1
+  end
+  out[#out + 1] = text:sub(i)
+  return table.concat(out)
 end
 
 local MAIN_HEADERS = { "content-type", "content-length", "content-encoding", "location", "etag",

@@ -29,9 +29,22 @@ local KEYWORDS = { "and", "break", "do", "else", "elseif", "end", "false", "for"
                    "if", "in", "local", "nil", "not", "or", "repeat", "return", "then", "true", "until", "while" }
 
 
+-- Candidates replace the text from byte `from` of `line` (the word they complete) to its end;
+-- readline replaces from its own word start `start` (0-based: after the last word-break
+-- character, an '=' or '&' inside a URL too), so each candidate is cut or extended to begin
+-- there. Otherwise a URL completed after `?q=` would come back whole after the '='.
+local function from_start(out, line, from, start)
+  if not start or start + 1 == from then return out end
+  for i, c in ipairs(out) do
+    if start + 1 > from then out[i] = c:sub(start + 2 - from) else out[i] = line:sub(start + 1, from - 1) .. c end
+  end
+  return out
+end
+
 --- Candidates for the word ending `line` (the text before the cursor): globals, fields and
---- methods (through metatables), keywords; inside a string, URLs seen in this session.
-function M.complete(line)
+--- methods (through metatables), keywords; inside a string, URLs seen in this session. With
+--- `start`, where readline's word begins (0-based), candidates replace the text from there.
+function M.complete(line, start)
   local out = {}
   local inside_string = select(2, line:gsub('"', "")) % 2 == 1 or select(2, line:gsub("'", "")) % 2 == 1
   if inside_string then
@@ -49,7 +62,7 @@ function M.complete(line)
       end
     end
     table.sort(out)
-    return out
+    return from_start(out, line, #line - #prefix + 1, start)
   end
   local word = line:match("[%w_%.:]*$") or ""
   local base, sep, partial = word:match("^(.*)([%.:])([%w_]*)$")
@@ -70,7 +83,7 @@ function M.complete(line)
     end
   end
   table.sort(out)
-  return out
+  return from_start(out, line, #line - #word + 1, start)
 end
 
 -- History -------------------------------------------------------------------------------------
@@ -95,17 +108,45 @@ lunet: Lua 5.4 with an HTTP client. Type Lua; expressions print their value, `_`
 
   .help            this text          .vars            your variables
   .history         earlier lines      .save FILE       this session's lines as a script
-  .load FILE       run a Lua file here]]
+  .load FILE       run a Lua file here
+  .save session NAME [VARIABLE]       a session's headers, auth and cookies, for
+                                      http.session{ name = NAME } and lunet --session NAME]]
 
 local BUILTIN = (package.loaded["lunet.prelude"] or {}).builtins or {}
 
---- Records a line the user ran and whether it succeeded (for .save).
+--- Records a line the user ran and whether it succeeded (for .save), as the script line that
+--- does what the prompt did (lunet.repl_replay), `_` included.
 function M.record(line, ok)
   M.lines[#M.lines + 1] = line
   if not ok then return end
-  -- An expression line is not a statement in a script: keep its value in `_` as the prompt did.
-  if load("return " .. line, "=line", "t") and not load(line, "=line", "t") then line = "_ = (" .. line .. ")" end
-  M.ok_lines[#M.ok_lines + 1] = line
+  local host = package.loaded["lunet.prelude"]
+  local replay = require("lunet.repl_replay").line(line, host and host.last_line_kept)
+  if replay then M.ok_lines[#M.ok_lines + 1] = replay end
+end
+
+-- `.save session NAME [VAR]`: the session in global VAR (or the only session among the
+-- globals) written as named session NAME, which http.session{ name = NAME } and
+-- `lunet --session NAME` then load.
+local function save_session(args)
+  local name, var = args:match("^(%S+)%s*(%S*)$")
+  if not name then return nil, ".save session needs a name: .save session NAME [VARIABLE]" end
+  local http = package.loaded["lunet.http"]
+  local function is_session(v) return http ~= nil and getmetatable(v) == http.Session end
+  if var == "" then
+    local found = {}
+    for k, v in pairs(_G) do if type(k) == "string" and k ~= "_" and is_session(v) then found[#found + 1] = k end end
+    table.sort(found)
+    if #found == 0 then return nil, "no session to save: make one first (api = http.session{ base_url = ... })" end
+    if #found > 1 then
+      return nil, string.format("which session? %s: .save session %s VARIABLE", table.concat(found, ", "), name)
+    end
+    var = found[1]
+  elseif not is_session(rawget(_G, var)) then
+    return nil, string.format("%s is not a session (make one with %s = http.session{ ... })", var, var)
+  end
+  local ok, path = pcall(_G[var].save, _G[var], name)
+  if not ok then return nil, require("lunet.errors").describe(path) end
+  return string.format("saved session %s as %s (%s); http.session{ name = %q } loads it", var, name, path, name)
 end
 
 --- Runs a dot-command; returns the text to print (or nil, error message).
@@ -128,6 +169,7 @@ function M.command(line, history, color)
     end
     return #out > 0 and table.concat(out, "\n") or "(no variables yet)"
   end
+  if cmd == "save" and arg:find("^session%f[%s%z]") then return save_session(arg:match("^session%s*(.-)$")) end
   if cmd == "save" then
     if arg == "" then return nil, ".save needs a file name" end
     local f, err = io.open(arg, "w")

@@ -93,7 +93,8 @@ enum CoreModule {
         return 2
     }
 
-    /// core.timer(seconds, fn) -> handle: fn runs once on the loop after `seconds`.
+    /// core.timer(seconds, fn[, background]) -> handle: fn runs once on the loop after `seconds`.
+    /// A background timer does not keep the loop (a script) running by itself.
     static let timer: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
@@ -103,12 +104,14 @@ enum CoreModule {
         s.pushValue(2)
         let ref = host.reference(from: L)
         let handle = TimerHandle()
-        handle.id = host.loop.addTimer(after: seconds, firedOrDropped: { [unowned host] fired in
+        let firedOrDropped: (Bool) -> Void = { [unowned host] fired in
             handle.id = nil
             handle.release = nil
             if fired { host.call(ref) }
             host.release(ref)
-        })
+        }
+        handle.id = s.bool(3) ? host.loop.addBackgroundTimer(after: seconds, firedOrDropped: firedOrDropped)
+                              : host.loop.addTimer(after: seconds, firedOrDropped: firedOrDropped)
         handle.release = { [unowned host] in host.release(ref) }
         LuaUserdata.push(L, handle, metatable: TimerHandle.metatable)
         return 1

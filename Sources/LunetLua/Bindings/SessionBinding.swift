@@ -101,6 +101,7 @@ enum SessionBinding {
         var c = Session.Configuration()
         guard s.type(index) == LUA_TTABLE else { return .success((c, .none)) }
         c.baseURL = s.stringField(index, "base_url")
+        c.isImplicit = s.boolField(index, "_implicit") ?? false
         c.maxConcurrent = s.integerField(index, "max_concurrent")
         s.rawField(index, "cache")
         c.cache = LuaUserdata.get(L, -1, HTTPCache.self, metatable: CacheBinding.metatable)
