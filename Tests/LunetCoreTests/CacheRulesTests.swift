@@ -112,9 +112,6 @@ final class CacheRulesTests: XCTestCase {
             Case(headers: [("Date", at(500))], request: 0, response: 0, now: 0, age: 0, line: #line),
             // No Date: date_value is the response time.
             Case(headers: [], request: -1, response: 0, now: 5, age: 6, line: #line),
-            // An Age that is not delta-seconds is ignored.
-            Case(headers: [("Date", at(0)), ("Age", "-5")], request: 0, response: 0, now: 0, age: 0, line: #line),
-            Case(headers: [("Date", at(0)), ("Age", "ten")], request: 0, response: 0, now: 0, age: 0, line: #line),
             Case(headers: [("Date", at(0)), ("Age", " 7 ")], request: 0, response: 0, now: 0, age: 7, line: #line),
             // A clock that went backwards makes no negative resident time.
             Case(headers: [("Date", at(0))], request: 0, response: 0, now: -50, age: 0, line: #line),
@@ -124,6 +121,46 @@ final class CacheRulesTests: XCTestCase {
                                             responseTime: cacheT0 + c.response, now: cacheT0 + c.now)
             XCTAssertEqual(age, c.age, accuracy: 0.001, "\(c.headers)", line: c.line)
         }
+    }
+
+    /// RFC 9111 §5.1: "a cache encountering a message with a list-based Age field value SHOULD
+    /// use the first member of the field value, discarding subsequent ones. If the field value
+    /// (after discarding additional members, as per above) is invalid (e.g., it contains
+    /// something other than a non-negative integer), a cache SHOULD ignore the field."
+    /// Ignoring it would make age_value 0 and could serve an arbitrarily old response as fresh;
+    /// lunet reads an invalid Age as the greatest age instead (§1.2.2's 2^31), so the response
+    /// is stale and validated before use, as §4.2.1 encourages for invalid freshness information.
+    func testAgeTakesTheFirstMemberAndAnInvalidAgeMakesTheResponseStale() {
+        let greatest = Double(CacheControl.greatestDelta)
+        let cases: [([(String, String)], Double, UInt)] = [
+            ([], 0, #line),                                            // absent: 0 (§4.2.3)
+            ([("Age", "7200")], 7200, #line),
+            ([("Age", "7200, 0")], 7200, #line),                       // a list: the first member
+            ([("Age", "7200,0")], 7200, #line),
+            ([("Age", " , 30, 5")], 30, #line),                        // empty members do not count (RFC 9110 §5.6.1)
+            ([("Age", "30"), ("Age", "0")], 30, #line),                // two field lines are one list
+            ([("Age", "99999999999")], greatest, #line),               // saturates at 2^31 (§1.2.2)
+            ([("Age", "100s")], greatest, #line),                      // a suffix: invalid
+            ([("Age", "100;q=1")], greatest, #line),                   // a parameter: invalid
+            ([("Age", "1.5")], greatest, #line),
+            ([("Age", "-5")], greatest, #line),
+            ([("Age", "ten")], greatest, #line),
+            ([("Age", "\"10\"")], greatest, #line),
+            ([("Age", "")], greatest, #line),                          // present but empty: invalid
+            ([("Age", "bad, 10")], greatest, #line),                   // the first member decides
+        ]
+        for (headers, expected, line) in cases {
+            XCTAssertEqual(CacheRules.ageValue(HTTPHeaders(headers)), expected, "\(headers)", line: line)
+        }
+        // The issue's example: a response one hour past its two-hour lifetime, with a list Age.
+        let h = HTTPHeaders([("Date", at(0)), ("Cache-Control", "max-age=3600"), ("Age", "7200, 0")])
+        let age = CacheRules.currentAge(headers: h, requestTime: cacheT0, responseTime: cacheT0, now: cacheT0)
+        XCTAssertEqual(age, 7200)
+        XCTAssertFalse(CacheRules.usableWithoutValidation(response: CacheControl(h), request: CacheControl(),
+                                                          lifetime: 3600, age: age), "stale, so validated")
+        let invalid = HTTPHeaders([("Date", at(0)), ("Cache-Control", "max-age=3600"), ("Age", "100s")])
+        XCTAssertGreaterThan(CacheRules.currentAge(headers: invalid, requestTime: cacheT0, responseTime: cacheT0, now: cacheT0), 3600,
+                             "an unreadable Age never leaves the response fresh")
     }
 
     // MARK: using a stored response (§4, §4.2.4, §5.2.1)

@@ -9,7 +9,7 @@ public struct CacheEntryFacts: Sendable {
     public let control: CacheControl
     /// `Date`, or the response time when it is missing or invalid (§4.2.3).
     public let dateValue: Double
-    /// `Age` as delta-seconds; 0 when absent or not delta-seconds.
+    /// age_value: `CacheRules.ageValue` (0 when absent, 2^31 when invalid).
     public let ageValue: Double
     /// From `max-age`, else from `Expires` − `Date` (an invalid `Expires` gives 0); nil when the
     /// response has neither.
@@ -23,7 +23,7 @@ public struct CacheEntryFacts: Sendable {
         control = cc
         let date = headers["Date"].flatMap { HTTPDate.parse($0, now: responseTime) } ?? responseTime
         dateValue = date
-        ageValue = Double(headers["Age"].flatMap { CacheControl.deltaSeconds(CacheText.trimmed($0)) } ?? 0)
+        ageValue = CacheRules.ageValue(headers)
         if let maxAge = cc.maxAge {
             explicitLifetime = Double(maxAge)
         } else if let expires = headers["Expires"] {

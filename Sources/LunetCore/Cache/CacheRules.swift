@@ -107,12 +107,31 @@ public enum CacheRules {
         CacheEntryFacts(status: status, headers: headers, responseTime: responseTime).freshnessLifetime(heuristicCap: heuristicCap)
     }
 
+    /// age_value (§4.2.3) from `Age` (§5.1): the first non-empty member of its field lines taken
+    /// as one list; 0 when absent. An invalid value (a suffix, a parameter, a sign, a fraction,
+    /// nothing at all) counts as the greatest age, 2^31 (§1.2.2): §5.1 says to ignore it, which
+    /// would make it 0 and could serve an old response as fresh; reading it as "very old" makes
+    /// the response stale, so it is validated before use (§4.2.1 encourages as much for invalid
+    /// freshness information).
+    public static func ageValue(_ headers: HTTPHeaders) -> Double {
+        let lines = headers.all("Age")
+        guard !lines.isEmpty else { return 0 }
+        for line in lines {
+            for member in line.split(separator: ",", omittingEmptySubsequences: false) {
+                let m = CacheText.trimmed(String(member))
+                if m.isEmpty { continue }
+                return Double(CacheControl.deltaSeconds(m) ?? CacheControl.greatestDelta)
+            }
+        }
+        return Double(CacheControl.greatestDelta)
+    }
+
     /// current_age (§4.2.3):
     ///   apparent_age = max(0, response_time - date_value)
     ///   corrected_age_value = age_value + (response_time - request_time)
     ///   corrected_initial_age = max(apparent_age, corrected_age_value)
     ///   current_age = corrected_initial_age + (now - response_time)
-    /// An `Age` that is not delta-seconds counts as absent.
+    /// age_value is `ageValue(headers)`.
     public static func currentAge(headers: HTTPHeaders, requestTime: Double, responseTime: Double, now: Double) -> Double {
         CacheEntryFacts(status: 200, headers: headers, responseTime: responseTime)
             .currentAge(requestTime: requestTime, responseTime: responseTime, now: now)
