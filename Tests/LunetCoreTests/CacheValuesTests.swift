@@ -87,13 +87,53 @@ final class CacheValuesTests: XCTestCase {
         XCTAssertEqual(HTTPDate.parse("Friday, 01-Jan-99 00:00:00 GMT", now: in2023), HTTPDate.parse("Fri, 01 Jan 1999 00:00:00 GMT"))
     }
 
+    /// RFC 9111 §4.2: "Although all date formats are specified to be case-sensitive, a cache
+    /// recipient SHOULD match the field value case-insensitively." RFC 9110 §5.6.7: "A recipient
+    /// that parses a timestamp value in an HTTP header field MUST accept all three HTTP-date
+    /// formats."
+    func testHTTPDateMatchesNamesWithoutCase() {
+        let instant = 784_111_777.0
+        for s in ["SUN, 06 NOV 1994 08:49:37 GMT", "sun, 06 nov 1994 08:49:37 gmt", "Sun, 06 nOv 1994 08:49:37 Gmt",
+                  "SUNDAY, 06-NOV-94 08:49:37 GMT", "sunday, 06-nov-94 08:49:37 gmt",
+                  "SUN NOV  6 08:49:37 1994", "sun nov  6 08:49:37 1994"] {
+            XCTAssertEqual(HTTPDate.parse(s, now: cacheT0), instant, s)
+        }
+        XCTAssertEqual(HTTPDate.parse("THU, 18 AUG 2050 02:01:18 GMT"), HTTPDate.parse("Thu, 18 Aug 2050 02:01:18 GMT"))
+        XCTAssertNotNil(HTTPDate.parse("Thu, 18 Aug 2050 02:01:18 GMT"))
+        // Case is the only leniency: the names must still be names.
+        XCTAssertNil(HTTPDate.parse("SUNX, 06 NOV 1994 08:49:37 GMT"))
+        XCTAssertNil(HTTPDate.parse("Sun, 06 NOVEMBER 1994 08:49:37 GMT"))
+        XCTAssertNil(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 UTC"))
+    }
+
+    /// The same leniency where the cache reads dates: `Expires`, `Date` and `Last-Modified` in
+    /// any letter case and in the obsolete forms give the lifetime they name (RFC 9111 §4.2,
+    /// §4.2.1, §4.2.2); an `Expires` that is no date at all still means "already expired"
+    /// (RFC 9111 §5.3: "A cache recipient MUST interpret invalid date formats, especially the
+    /// value "0", as representing a time in the past").
+    func testCacheReadsDatesInAnyCaseAndForm() {
+        let t = 2_544_400_878.0   // Thu, 18 Aug 2050 02:01:18 GMT
+        let date = t - 3600
+        func lifetime(_ h: [(String, String)]) -> Double {
+            CacheRules.freshnessLifetime(status: 200, headers: HTTPHeaders(h), responseTime: date).lifetime
+        }
+        XCTAssertEqual(lifetime([("Date", "Thu, 18 Aug 2050 01:01:18 GMT"), ("Expires", "THU, 18 AUG 2050 02:01:18 GMT")]), 3600)
+        XCTAssertEqual(lifetime([("Date", "THURSDAY, 18-AUG-50 01:01:18 GMT"), ("Expires", "thu aug 18 02:01:18 2050")]), 3600)
+        XCTAssertEqual(lifetime([("Date", "thu, 18 aug 2050 01:01:18 gmt"), ("Expires", "Thursday, 18-Aug-50 02:01:18 GMT")]), 3600)
+        for invalid in ["0", "-1", "never", "Thu, 18 Aug 2050 02:01:18", "Thu, 32 Aug 2050 02:01:18 GMT"] {
+            XCTAssertEqual(lifetime([("Date", "Thu, 18 Aug 2050 01:01:18 GMT"), ("Expires", invalid)]), 0, invalid)
+        }
+        // Last-Modified in capitals still gives heuristic freshness (10% of Date - Last-Modified).
+        let h = lifetime([("Date", "THU, 18 AUG 2050 01:01:18 GMT"), ("Last-Modified", "THU, 18 AUG 2050 00:01:18 GMT")])
+        XCTAssertEqual(h, 360)
+    }
+
     func testHTTPDateRejectsEverythingElse() {
         let invalid = [
             "", "0", "-1", "tomorrow", "1700000000",
             "Sun, 06 Nov 1994 08:49:37 UTC",        // zone must be GMT
             "Sun, 06 Nov 1994 08:49:37",            // no zone
             "Sun, 6 Nov 1994 08:49:37 GMT",         // day must be two digits
-            "sun, 06 nov 1994 08:49:37 GMT",        // names are case-sensitive
             "Sun, 06 Nov 94 08:49:37 GMT",          // IMF-fixdate has four-digit years
             "Sun, 31 Feb 1994 08:49:37 GMT",        // no such day
             "Sun, 29 Feb 2023 08:49:37 GMT",        // not a leap year
