@@ -47,12 +47,20 @@ final class CacheRulesTests: XCTestCase {
         }
     }
 
-    func testStoredHeadersDropHopByHopProxyAndCookieFields() {
+    /// RFC 9111 §3.1: "Caches MUST include all received response header fields — including
+    /// unrecognized ones — when storing a response", except the Connection field and the fields
+    /// it names (removed before forwarding, "MAY be implemented by doing so before storage") and
+    /// the proxy's own fields, which "MUST NOT be stored ... Effectively, this is limited to
+    /// Proxy-Authenticate, Proxy-Authentication-Info, and Proxy-Authorization". `Set-Cookie` is
+    /// not excepted, so it is stored and a hit returns it.
+    func testStoredHeadersDropHopByHopAndProxyFieldsButKeepSetCookie() {
         let stored = CacheRules.storedHeaders(HTTPHeaders([
             ("Content-Type", "text/plain"), ("Connection", "keep-alive, X-Hop"), ("Keep-Alive", "timeout=5"), ("X-Hop", "1"),
             ("Transfer-Encoding", "chunked"), ("Set-Cookie", "s=1"), ("Proxy-Authenticate", "Basic"), ("ETag", "\"a\""),
+            ("Set-Cookie", "t=2; Path=/"),
         ]))
-        XCTAssertEqual(stored.fields.map(\.name), ["Content-Type", "ETag"])
+        XCTAssertEqual(stored.fields.map(\.name), ["Content-Type", "Set-Cookie", "ETag", "Set-Cookie"])
+        XCTAssertEqual(stored.all("Set-Cookie"), ["s=1", "t=2; Path=/"])
     }
 
     // MARK: freshness lifetime (§4.2.1, §4.2.2)

@@ -59,9 +59,10 @@ public enum CacheRules {
         return .notStorable("status \(status) is cacheable only with explicit freshness (max-age, Expires, public)")
     }
 
-    /// Fields never stored (§3.1): hop-by-hop fields and those `Connection` names, proxy
-    /// authentication fields, and — this cache's choice — `Set-Cookie`, so that no cookie is
-    /// written to the cache directory or replayed from it.
+    /// Fields never stored (§3.1): hop-by-hop fields and those `Connection` names, and proxy
+    /// authentication fields. `Set-Cookie` is stored (nothing in RFC 9111 excepts it) and comes
+    /// back with a hit's fields; a hit never reaches curl, so its cookie is not applied to the
+    /// session's jar a second time.
     public static func storedHeaders(_ headers: HTTPHeaders) -> HTTPHeaders {
         let drop = Set(neverStored + connectionNominated(headers))
         var out = HTTPHeaders()
@@ -70,8 +71,7 @@ public enum CacheRules {
     }
 
     static let neverStored = ["connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade",
-                              "proxy-authenticate", "proxy-authentication-info", "proxy-authorization",
-                              "set-cookie", "set-cookie2"]
+                              "proxy-authenticate", "proxy-authentication-info", "proxy-authorization"]
 
     static func connectionNominated(_ headers: HTTPHeaders) -> [String] {
         headers.all("Connection").flatMap { CacheControl.fieldNames($0) }
