@@ -298,10 +298,15 @@ final class CacheHTTPCacheTests: XCTestCase {
         XCTAssertEqual(r.headers["X-Plain"], "p")
     }
 
-    func testSetCookieIsNeverStored() {
+    /// RFC 9111 §3.1: "Caches MUST include all received response header fields"; Set-Cookie is
+    /// not among the exceptions. A qualified no-cache still keeps it out of unvalidated hits.
+    func testSetCookieIsStoredAndServedWithAHit() {
         let cache = makeCache()
         put(cache, [("Cache-Control", "max-age=100"), ("Set-Cookie", "session=abc")])
-        XCTAssertNil(cache.lookup(cacheRequest(), now: cacheT0).stored?.response(for: cacheRequest()).headers["Set-Cookie"])
+        XCTAssertEqual(cache.lookup(cacheRequest(), now: cacheT0).stored?.response(for: cacheRequest()).headers["Set-Cookie"], "session=abc")
+        let other = cacheRequest("https://example.com/b")
+        put(cache, other.url, [("Cache-Control", "max-age=100, no-cache=\"Set-Cookie\""), ("Set-Cookie", "session=abc")])
+        XCTAssertNil(cache.lookup(other, now: cacheT0).stored?.response(for: other).headers["Set-Cookie"])
     }
 
     func testHeuristicFreshnessAndItsCap() {

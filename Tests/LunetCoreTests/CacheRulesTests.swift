@@ -256,7 +256,7 @@ final class CacheRulesTests: XCTestCase {
         XCTAssertEqual(updated["X-New"], "2")
         XCTAssertNil(updated["X-Hop"])
         XCTAssertNil(updated["Connection"])
-        XCTAssertNil(updated["Set-Cookie"])
+        XCTAssertEqual(updated["Set-Cookie"], "s=1")            // stored like any field (§3.1)
         XCTAssertEqual(updated.all("Cache-Control").count, 1)
     }
 
