@@ -222,9 +222,43 @@ final class CacheHTTPCacheTests: XCTestCase {
         let r = stored.response(for: head)
         XCTAssertEqual(r.body.count, 0)
         XCTAssertEqual(r.headers["Content-Length"], "5")
-        let result = cache.store(request: head, response: cacheResponse(200, [("Cache-Control", "max-age=100")], body: "", request: head),
+        let other = cacheRequest("https://example.com/nothing-stored", method: "HEAD")
+        let result = cache.store(request: other, response: cacheResponse(200, [("Cache-Control", "max-age=100")], body: "", request: other),
                                  requestTime: cacheT0, responseTime: cacheT0)
         XCTAssertEqual(result, .notStored("only GET responses are stored (not HEAD)"))
+        XCTAssertEqual(cache.lookup(cacheRequest("https://example.com/nothing-stored"), now: cacheT0).kind, "miss")
+    }
+
+    /// RFC 9111 §4.3.5: "When a cache makes an inbound HEAD request for a target URI and
+    /// receives a 200 (OK) response, the cache SHOULD update or invalidate each of its stored
+    /// GET responses that could have been chosen for that request ... If a cache updates a
+    /// stored response with the metadata provided in a HEAD response, the cache MUST use the
+    /// header fields provided in the HEAD response to update the stored response (see Section
+    /// 3.2)."
+    func testAHeadResponseFreshensOrInvalidatesTheStoredGet() {
+        let cache = makeCache()
+        put(cache, [("Cache-Control", "max-age=10"), ("ETag", "\"a\""), ("Content-Length", "5"), ("X-Version", "1")])
+        let head = cacheRequest(method: "HEAD")
+        let later = cacheT0 + 100
+        XCTAssertEqual(cache.lookup(cacheRequest(), now: later).kind, "stale")
+        let same = cacheResponse(200, [("Cache-Control", "max-age=600"), ("ETag", "\"a\""), ("Content-Length", "5"), ("X-Version", "2")],
+                                 body: "", request: head, date: later)
+        XCTAssertEqual(cache.store(request: head, response: same, requestTime: later, responseTime: later), .freshened)
+        guard case .hit(let fresh) = cache.lookup(cacheRequest(), now: later + 1) else { return XCTFail("freshened by the HEAD") }
+        let r = fresh.response(for: cacheRequest())
+        XCTAssertEqual(r.headers["X-Version"], "2", "the HEAD's fields replaced the stored ones")
+        XCTAssertEqual(r.body.string, "hello", "the stored body stays")
+
+        let changed = cacheResponse(200, [("Cache-Control", "max-age=600"), ("ETag", "\"b\""), ("Content-Length", "7")],
+                                    body: "", request: head, date: later)
+        XCTAssertEqual(cache.store(request: head, response: changed, requestTime: later, responseTime: later), .invalidated(1))
+        XCTAssertEqual(cache.lookup(cacheRequest(), now: later + 1).kind, "miss", "another representation now: the stored GET is gone")
+
+        put(cache, [("Cache-Control", "max-age=600"), ("ETag", "\"a\"")])
+        let notFound = cacheResponse(404, [("ETag", "\"z\"")], body: "", request: head, date: later)
+        XCTAssertEqual(cache.store(request: head, response: notFound, requestTime: later, responseTime: later),
+                       .notStored("a 404 to a HEAD neither is stored nor updates a stored GET"))
+        XCTAssertEqual(cache.lookup(cacheRequest(), now: later).kind, "hit", "only a 200 updates")
     }
 
     func testUnsafeMethodsInvalidate() {

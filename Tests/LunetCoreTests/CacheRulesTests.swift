@@ -224,13 +224,26 @@ final class CacheRulesTests: XCTestCase {
         XCTAssertEqual(fields([]), [])
     }
 
+    /// RFC 9111 §4.3.4: "If the new response contains a strong validator (see Section 8.8.1 of
+    /// [HTTP]), then that strong validator identifies the selected representation for update.
+    /// All the stored responses with the same strong validator are identified for update. If the
+    /// new response contains no strong validator but does contain one or more weak validators,
+    /// and those validators correspond to one of the cache's stored responses, then the most
+    /// recent of those matching stored responses is identified for update." A 304 that
+    /// identifies no stored response updates nothing.
     func testNotModifiedSelectsTheStoredResponse() {
         struct Case { let stored: [(String, String)]; let notModified: [(String, String)]; let selects: Bool; let line: UInt }
         let lm = "Sun, 06 Nov 1994 08:49:37 GMT"
         let cases: [Case] = [
             Case(stored: [("ETag", "\"a\"")], notModified: [("ETag", "\"a\"")], selects: true, line: #line),
             Case(stored: [("ETag", "\"a\"")], notModified: [("ETag", "\"b\"")], selects: false, line: #line),
-            Case(stored: [("ETag", "W/\"a\"")], notModified: [("ETag", "\"a\"")], selects: true, line: #line),
+            Case(stored: [("ETag", "W/\"a\"")], notModified: [("ETag", "\"a\"")], selects: false, line: #line),  // strong: strong comparison
+            Case(stored: [("ETag", "W/\"a\"")], notModified: [("ETag", "W/\"a\"")], selects: true, line: #line),
+            Case(stored: [("ETag", "W/\"a\"")], notModified: [("ETag", "W/\"b\"")], selects: false, line: #line),
+            Case(stored: [("Last-Modified", lm)], notModified: [("ETag", "\"a\"")], selects: false, line: #line),
+            Case(stored: [("ETag", "\"a\""), ("Last-Modified", lm)], notModified: [("Last-Modified", "Mon, 07 Nov 1994 08:49:37 GMT")], selects: false, line: #line),
+            Case(stored: [("ETag", "\"a\"")], notModified: [("Last-Modified", lm)], selects: false, line: #line),
+            Case(stored: [("Last-Modified", lm)], notModified: [("Last-Modified", "SUN, 06 NOV 1994 08:49:37 GMT")], selects: true, line: #line),
             Case(stored: [("ETag", "\"a\"")], notModified: [("ETag", "W/\"a\"")], selects: true, line: #line),
             Case(stored: [], notModified: [("ETag", "\"a\"")], selects: false, line: #line),
             Case(stored: [("ETag", "\"a\"")], notModified: [], selects: true, line: #line),     // a 304 without validators
@@ -239,6 +252,35 @@ final class CacheRulesTests: XCTestCase {
         ]
         for c in cases {
             XCTAssertEqual(CacheRules.notModifiedSelects(stored: HTTPHeaders(c.stored), notModified: HTTPHeaders(c.notModified)), c.selects, line: c.line)
+        }
+    }
+
+    /// RFC 9111 §4.3.5: "For each of the stored responses that could have been chosen, if the
+    /// stored response and HEAD response have matching values for any received validator fields
+    /// (ETag and Last-Modified) and, if the HEAD response has a Content-Length header field, the
+    /// value of Content-Length matches that of the stored response, the cache SHOULD update the
+    /// stored response as described below; otherwise, the cache SHOULD consider the stored
+    /// response to be stale."
+    func testAHeadResponseDescribesTheStoredResponseOnlyWhenItsValidatorsAndLengthMatch() {
+        struct Case { let stored: [(String, String)]; let body: Int; let head: [(String, String)]; let matches: Bool; let line: UInt }
+        let lm = "Sun, 06 Nov 1994 08:49:37 GMT"
+        let cases: [Case] = [
+            Case(stored: [("ETag", "\"a\""), ("Content-Length", "5")], body: 5, head: [("ETag", "\"a\""), ("Content-Length", "5")], matches: true, line: #line),
+            Case(stored: [("ETag", "\"a\"")], body: 5, head: [("ETag", "\"b\"")], matches: false, line: #line),
+            Case(stored: [("ETag", "\"a\"")], body: 5, head: [("ETag", "W/\"a\"")], matches: false, line: #line),
+            Case(stored: [], body: 5, head: [("ETag", "\"a\"")], matches: false, line: #line),
+            Case(stored: [("ETag", "\"a\"")], body: 5, head: [], matches: true, line: #line),                  // nothing received to differ
+            Case(stored: [("Last-Modified", lm)], body: 5, head: [("Last-Modified", lm)], matches: true, line: #line),
+            Case(stored: [("Last-Modified", lm)], body: 5, head: [("Last-Modified", "Mon, 07 Nov 1994 08:49:37 GMT")], matches: false, line: #line),
+            Case(stored: [("ETag", "\"a\""), ("Content-Length", "5")], body: 5, head: [("ETag", "\"a\""), ("Content-Length", "6")], matches: false, line: #line),
+            Case(stored: [("ETag", "\"a\"")], body: 5, head: [("Content-Length", "5")], matches: true, line: #line),   // measured by the body
+            Case(stored: [("ETag", "\"a\"")], body: 5, head: [("Content-Length", "9")], matches: false, line: #line),
+            Case(stored: [("Content-Encoding", "gzip")], body: 50, head: [("Content-Length", "20")], matches: false, line: #line),  // decoded: unknown
+            Case(stored: [("Content-Encoding", "gzip"), ("Content-Length", "20")], body: 50, head: [("Content-Length", "20")], matches: true, line: #line),
+        ]
+        for c in cases {
+            XCTAssertEqual(CacheRules.headDescribesStored(stored: HTTPHeaders(c.stored), storedBodyCount: c.body, head: HTTPHeaders(c.head)),
+                           c.matches, line: c.line)
         }
     }
 

@@ -46,6 +46,80 @@ test("RFC 9111 §3.1: Set-Cookie is stored and returned with a hit, never applie
   eq(s:get(BIN .. "/cookies").json.cookies, { flavour = "second" }, "and is not applied to the jar a second time")
 end)
 
+local function H(...) return { ... } end   -- a field: H("Name", "value")
+
+test("RFC 9111 §4.3.4, §3.2: a 304 replaces the stored fields it carries, except Content-Length", function()
+  -- §3.2: "the cache MUST add each header field in the provided response to the stored
+  -- response, replacing field values that are already present, with the following exceptions:
+  -- ... The Content-Length header field."
+  local s = http.session{ cache = fresh_cache() }
+  local url, key = script{
+    { headers = { H("Cache-Control", "max-age=0"), H("ETag", '"a"'), H("Content-Type", "text/plain"), H("X-Version", "1") },
+      body = "stored body" },
+    { status = 304, headers = { H("Cache-Control", "max-age=60"), H("ETag", '"a"'), H("Content-Type", "text/x-new"),
+      H("X-Version", "2"), H("Content-Length", "999") } },
+  }
+  eq(s:get(url).cache, "miss", "first")
+  local r = s:get(url)
+  eq(r.cache, "revalidated", "second")
+  eq(log(key)[2].headers["if-none-match"], '"a"', "validated with the stored ETag")
+  eq({ r.body, r.headers["x-version"], r.headers["content-type"], r.headers["content-length"] },
+     { "stored body", "2", "text/x-new", "11" }, "body, X-Version, Content-Type, Content-Length")
+  local third = s:get(url)
+  eq({ third.cache, third.headers["x-version"] }, { "hit", "2" }, "freshened by the 304's max-age, with its fields")
+  eq(#log(key), 2, "the origin was asked twice")
+end)
+
+test("RFC 9111 §4.3.4: a 304 whose validator does not match updates nothing; the request is made again", function()
+  -- §4.3.4: a strong validator in the 304 "identifies the selected representation for
+  -- update"; a stored response with another validator is not it.
+  local s = http.session{ cache = fresh_cache() }
+  local url, key = script{
+    { headers = { H("Cache-Control", "max-age=0"), H("ETag", '"a"') }, body = "old" },
+    { status = 304, headers = { H("Cache-Control", "max-age=60"), H("ETag", '"b"') } },
+    { headers = { H("Cache-Control", "max-age=60"), H("ETag", '"b"') }, body = "new" },
+  }
+  s:get(url)
+  local r = s:get(url)
+  eq({ r.cache, r.body }, { "miss", "new" }, "the stored response was not freshened; the new one came")
+  local sent = log(key)
+  eq(#sent, 3, "asked again after the 304")
+  eq(sent[3].headers["if-none-match"], nil, "without conditions")
+  eq(s:get(url).body, "new", "the new response is the stored one now")
+end)
+
+test("RFC 9111 §4.3.5: a HEAD response freshens the stored GET it describes", function()
+  -- §4.3.5: "the cache SHOULD update or invalidate each of its stored GET responses that could
+  -- have been chosen for that request ... if the stored response and HEAD response have
+  -- matching values for any received validator fields ... the cache SHOULD update the stored
+  -- response".
+  local s = http.session{ cache = fresh_cache() }
+  local url, key = script{
+    { headers = { H("Cache-Control", "max-age=0"), H("ETag", '"a"'), H("X-Version", "1") }, body = "hello" },
+    { headers = { H("Cache-Control", "max-age=60"), H("ETag", '"a"'), H("X-Version", "2") }, body = "hello" },
+  }
+  eq(s:get(url).cache, "miss", "GET")
+  local head = s:head(url)
+  eq({ head.cache, head.status, head.headers["x-version"] }, { "miss", 200, "2" }, "HEAD from the origin")
+  local r = s:get(url)
+  eq({ r.cache, r.body, r.headers["x-version"] }, { "hit", "hello", "2" }, "the stored GET, freshened with the HEAD's fields")
+  eq(#log(key), 2, "GET and HEAD only")
+end)
+
+test("RFC 9111 §4.3.5: a HEAD response with another validator invalidates the stored GET", function()
+  -- §4.3.5: "otherwise, the cache SHOULD consider the stored response to be stale".
+  local s = http.session{ cache = fresh_cache() }
+  local url, key = script{
+    { headers = { H("Cache-Control", "max-age=0"), H("ETag", '"a"') }, body = "hello" },
+    { headers = { H("Cache-Control", "max-age=60"), H("ETag", '"b"') }, body = "changed" },
+  }
+  s:get(url)
+  s:head(url)
+  local r = s:get(url)
+  eq({ r.cache, r.body }, { "miss", "changed" }, "fetched again")
+  eq(log(key)[3].headers["if-none-match"], nil, "unconditionally: the stored GET was removed, not validated")
+end)
+
 h.cleanup(after_all, function()
   os.execute("rm -rf " .. dir .. "*")
   h.stop_server(server, pid)

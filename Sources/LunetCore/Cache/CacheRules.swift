@@ -173,28 +173,55 @@ public enum CacheRules {
         return out
     }
 
-    /// Whether a 304 can freshen the stored response it answered (§4.3.4, read leniently for a
-    /// client that knows which response it validated): yes unless the 304 names a different
-    /// validator — a different `ETag` (strong comparison when both are strong, weak otherwise),
-    /// or, when it has no `ETag`, a different `Last-Modified`.
+    /// Whether a 304 can freshen the stored response it answered (§4.3.4): a strong `ETag` in
+    /// the 304 selects only a stored response with that same strong `ETag` (strong comparison);
+    /// a weak one selects a stored `ETag` equal to it by weak comparison; without `ETag`, a
+    /// `Last-Modified` must name the stored one's date. A 304 with no validator at all answers
+    /// the conditional request lunet made from this very stored response, so it selects it
+    /// (§4.3.4's third case asks for a validator-less stored response, but it is written for a
+    /// cache that must pick among several; here there is no choice to get wrong).
     public static func notModifiedSelects(stored: HTTPHeaders, notModified: HTTPHeaders) -> Bool {
         if let new = notModified["ETag"].map(CacheText.trimmed), !new.isEmpty {
             guard let old = stored["ETag"].map(CacheText.trimmed) else { return false }
             let newWeak = new.hasPrefix("W/"), oldWeak = old.hasPrefix("W/")
-            let a = newWeak ? String(new.dropFirst(2)) : new
-            let b = oldWeak ? String(old.dropFirst(2)) : old
-            return a == b
+            if !newWeak { return !oldWeak && old == new }
+            return (oldWeak ? String(old.dropFirst(2)) : old) == String(new.dropFirst(2))
         }
-        if let new = notModified["Last-Modified"], let old = stored["Last-Modified"] {
-            return HTTPDate.parse(new) == HTTPDate.parse(old)
+        if let new = notModified["Last-Modified"] {
+            guard let old = stored["Last-Modified"], let a = HTTPDate.parse(new) else { return false }
+            return HTTPDate.parse(old) == a
         }
         return true
     }
 
-    /// The stored fields updated from a 304 (§3.2, §4.3.4): each field of the new response
-    /// replaces the stored ones of that name, except the fields never stored (§3.1) and those
-    /// the stored body depends on — `Content-Length`, `Content-Encoding` and `Content-Range` —
-    /// which keep their stored values.
+    /// Whether a 200 to a HEAD describes the stored GET response (§4.3.5): "if the stored
+    /// response and HEAD response have matching values for any received validator fields (ETag
+    /// and Last-Modified) and, if the HEAD response has a Content-Length header field, the
+    /// value of Content-Length matches that of the stored response". A stored response without
+    /// `Content-Length` is measured by its body, unless that body was decoded from a content
+    /// coding (then its length on the wire is unknown, and the answer is no).
+    public static func headDescribesStored(stored: HTTPHeaders, storedBodyCount: Int, head: HTTPHeaders) -> Bool {
+        if let etag = head["ETag"].map(CacheText.trimmed), !etag.isEmpty {
+            guard stored["ETag"].map(CacheText.trimmed) == etag else { return false }
+        }
+        if let lm = head["Last-Modified"] {
+            guard let old = stored["Last-Modified"], let a = HTTPDate.parse(lm), HTTPDate.parse(old) == a else { return false }
+        }
+        if let length = head["Content-Length"].map(CacheText.trimmed) {
+            if let storedLength = stored["Content-Length"].map(CacheText.trimmed) { return storedLength == length }
+            let coded = stored.all("Content-Encoding").contains { !CacheText.trimmed($0).isEmpty }
+            return !coded && length == String(storedBodyCount)
+        }
+        return true
+    }
+
+    /// The stored fields updated from a 304 or a HEAD response (§3.2, §4.3.4, §4.3.5): each
+    /// field of the new response replaces the stored ones of that name, except the fields
+    /// never stored (§3.1), `Content-Length` (§3.2 excepts it by name), and the fields the
+    /// stored body depends on: `Content-Encoding` (the body may be stored decoded; §3.2 lets a
+    /// cache keep such fields "to assure integrity of the stored response") and
+    /// `Content-Range` (§3.2: "automatically processed ... implementations MAY simply ignore
+    /// such header fields when updating"). Those keep their stored values.
     public static func updatedHeaders(stored: HTTPHeaders, with new: HTTPHeaders) -> HTTPHeaders {
         let keep: Set<String> = ["content-length", "content-encoding", "content-range"]
         let drop = Set(neverStored + connectionNominated(new)).union(keep)

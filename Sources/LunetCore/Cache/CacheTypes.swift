@@ -142,8 +142,11 @@ public enum CacheStoreResult: Equatable, Sendable {
     case stored
     /// Not stored, and why (for verbose output and tests).
     case notStored(String)
-    /// An unsafe method's response removed this many stored responses.
+    /// An unsafe method's response removed this many stored responses (or a HEAD response
+    /// whose validators differ removed the stored GET response).
     case invalidated(Int)
+    /// A HEAD response updated the stored GET response's fields and times (RFC 9111 §4.3.5).
+    case freshened
 }
 
 public struct CacheStats: Equatable, Sendable {

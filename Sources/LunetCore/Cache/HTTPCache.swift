@@ -69,7 +69,7 @@ public final class HTTPCache: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    private func locked<T>(_ body: () -> T) -> T {
+    func locked<T>(_ body: () -> T) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return body()
@@ -152,16 +152,8 @@ public final class HTTPCache: @unchecked Sendable {
         guard method == "GET" || method == "HEAD", policy != .reload, policy != .noStore,
               !Self.bypassFields.contains(where: { request.headers.contains($0) }),
               let key = key(for: request.url) else { return nothing() }
-        let credential = Self.credential(request, key)
-        let encoded = Self.wantsEncodedBody(request)
-        // The rule and the memory entry under one lock (the disk is read without it).
-        pthread_mutex_lock(mutex)
-        let rule = hostRules.isEmpty ? nil : hostRule(for: key.host)
-        let fromMemory = newestAccepted(memory.variants(key.string), credential: credential, encoded: encoded,
-                                        ruled: rule != nil, request.headers)
-        pthread_mutex_unlock(mutex)
-        guard let entry = fromMemory ?? fromDisk(key.string, credential: credential, encoded: encoded,
-                                                 ruled: rule != nil, request.headers) else { return nothing() }
+        let (found, rule) = candidate(for: request, key: key)
+        guard let entry = found else { return nothing() }
         let stored = evaluate(entry, now: now, rule: rule)
         switch policy {
         case .preferCache, .onlyIfCached:
@@ -177,6 +169,20 @@ public final class HTTPCache: @unchecked Sendable {
             if !countingOnlyHits { count(\.validations) }
             return .stale(stored, revalidate: CacheRules.conditionalHeaders(for: entry.headers))
         }
+    }
+
+    /// The stored response that would answer `request` (memory first, then disk), and the host
+    /// rule of its host.
+    func candidate(for request: HTTPRequest, key: CacheKey) -> (entry: CacheEntry?, rule: CacheHostRule?) {
+        let credential = Self.credential(request, key)
+        let encoded = Self.wantsEncodedBody(request)
+        // The rule and the memory entry under one lock (the disk is read without it).
+        pthread_mutex_lock(mutex)
+        let rule = hostRules.isEmpty ? nil : hostRule(for: key.host)
+        let fromMemory = newestAccepted(memory.variants(key.string), credential: credential, encoded: encoded,
+                                        ruled: rule != nil, request.headers)
+        pthread_mutex_unlock(mutex)
+        return (fromMemory ?? fromDisk(key.string, credential: credential, encoded: encoded, ruled: rule != nil, request.headers), rule)
     }
 
     /// `CacheKey(url:)`, remembered: a program asks for the same few URLs again and again, and
@@ -195,7 +201,7 @@ public final class HTTPCache: @unchecked Sendable {
     /// program that requests more distinct URLs than this gains little from it anyway).
     static let keyMemoLimit = 1024
 
-    private func count(_ counter: WritableKeyPath<CacheStats, Int>, _ n: Int = 1) {
+    func count(_ counter: WritableKeyPath<CacheStats, Int>, _ n: Int = 1) {
         locked { counters[keyPath: counter] += n }
     }
 
@@ -258,8 +264,9 @@ public final class HTTPCache: @unchecked Sendable {
 
     /// Hand every response that came from the network here (except a 304 answering a `.stale`
     /// decision: that goes to `revalidated`). An unsafe method's response invalidates what it
-    /// changed (§4.4); a storable GET response is stored (replacing its variant); anything else
-    /// is left alone. `request` is the request as sent (its fields select variants);
+    /// changed (§4.4); a storable GET response is stored (replacing its variant); a 200 to a
+    /// HEAD freshens or invalidates the stored GET response (§4.3.5); anything else is left
+    /// alone. `request` is the request as sent (its fields select variants);
     /// `requestTime` is when it was sent, `responseTime` when the response arrived (wall clock).
     /// The memory tier has the entry when this returns; the disk write (fsync included) happens
     /// on the calling thread without holding the lock lookups need.
@@ -268,6 +275,7 @@ public final class HTTPCache: @unchecked Sendable {
                       policy: CachePolicy = .default) -> CacheStoreResult {
         let method = request.method.uppercased()
         if !CacheRules.isSafe(method: method) { return .invalidated(invalidate(request: request, response: response)) }
+        if method == "HEAD" { return update(request: request, fromHead: response, requestTime: requestTime, responseTime: responseTime) }
         guard method == "GET" else { return .notStored("only GET responses are stored (not \(method))") }
         guard policy != .noStore else { return .notStored("the policy is no_store") }
         if CacheRules.requestCacheControl(request.headers).noStore { return .notStored("the request says no-store") }
