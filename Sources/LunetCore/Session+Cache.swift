@@ -12,6 +12,11 @@ extension Session {
             return loop.succeed(request, r, completion: completion)
 
         case .offlineMiss:
+            if request.offlineMissResponse {
+                let r = HTTPCache.gatewayTimeout(for: request)
+                r.cacheStatus = "offline"
+                return loop.succeed(request, r, completion: completion)
+            }
             return loop.fail(request, LunetError(.offline, "nothing is stored for this request, and only_if_cached keeps it off the network", url: request.url), completion: completion)
 
         case .miss:

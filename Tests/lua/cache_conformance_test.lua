@@ -120,6 +120,26 @@ test("RFC 9111 §4.3.5: a HEAD response with another validator invalidates the s
   eq(log(key)[3].headers["if-none-match"], nil, "unconditionally: the stored GET was removed, not validated")
 end)
 
+test("RFC 9111 §5.2.1.7: only_if_cached with nothing stored fails with offline, or answers a 504 when asked to", function()
+  -- §5.2.1.7: "If it receives this directive, a cache SHOULD either respond using a stored
+  -- response consistent with the other constraints of the request or respond with a 504
+  -- (Gateway Timeout) status code."
+  local s = http.session{ cache = fresh_cache() }
+  local url, key = script{ { headers = { H("Cache-Control", "max-age=60") }, body = "stored" } }
+  local e = fails("offline", function() s:get(url, { cache = "only_if_cached" }) end, "the default")
+  truthy(e.message:find("only_if_cached", 1, true), e.message)
+  local r = s:get(url, { cache = "only_if_cached", offline_miss = "504" })
+  eq({ r.status, r.reason, r.cache }, { 504, "Gateway Timeout", "offline" }, "a synthesized 504")
+  eq(r.headers["cache-control"], "no-store", "marked never to be stored")
+  local directive = s:get(url, { headers = { ["Cache-Control"] = "only-if-cached" }, offline_miss = "504" })
+  eq(directive.status, 504, "the request directive too")
+  eq(s:head(url, { cache = "only_if_cached", offline_miss = "504" }).body, "", "a HEAD's has no body")
+  eq(#log(key), 0, "the origin was never asked")
+  fails("argument", function() s:get(url, { cache = "only_if_cached", offline_miss = "maybe" }) end)
+  eq(s:get(url).cache, "miss", "stored now")
+  eq(s:get(url, { cache = "only_if_cached", offline_miss = "504" }).body, "stored", "a stored response is still served")
+end)
+
 h.cleanup(after_all, function()
   os.execute("rm -rf " .. dir .. "*")
   h.stop_server(server, pid)

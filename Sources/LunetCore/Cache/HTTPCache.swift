@@ -411,6 +411,18 @@ public final class HTTPCache: @unchecked Sendable {
         }.sorted { ($0.url, $0.vary.joined()) < ($1.url, $1.vary.joined()) }
     }
 
+    /// What RFC 9111 §5.2.1.7 lets a cache answer to `only-if-cached` when it has nothing:
+    /// "respond with a 504 (Gateway Timeout) status code". Made here, without the network;
+    /// `no-store` so that it is never taken for a stored response.
+    public static func gatewayTimeout(for request: HTTPRequest) -> HTTPResponse {
+        let body = "nothing is stored for this request, and only_if_cached keeps it off the network\n"
+        return HTTPResponse(status: 504, reason: HTTPResponse.standardReason(504),
+                            headers: HTTPHeaders([("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store"),
+                                                  ("Content-Length", String(body.utf8.count)), ("Date", HTTPDate.format(now()))]),
+                            body: ByteBuffer(request.method == "HEAD" ? "" : body), url: request.url, httpVersion: "", timings: HTTPResponse.Timings(), request: request,
+                            connectionsOpened: 0, redirects: 0)
+    }
+
     static func makeResponse(_ entry: CacheEntry, headers: HTTPHeaders, request: HTTPRequest, timings: HTTPResponse.Timings,
                              connectionsOpened: Int) -> HTTPResponse {
         HTTPResponse(status: entry.status, reason: entry.reason, headers: headers,
