@@ -261,6 +261,24 @@ final class CacheHTTPCacheTests: XCTestCase {
         XCTAssertEqual(cache.lookup(cacheRequest(), now: later).kind, "hit", "only a 200 updates")
     }
 
+    /// RFC 9111 §4.4 first (the POST invalidates its target), then RFC 9110 §9.3.3: a POST
+    /// response with explicit freshness and its own URL in Content-Location answers later GETs.
+    func testAPostResponseThatIsItsTargetsRepresentationAnswersLaterGets() {
+        let cache = makeCache()
+        let url = "https://example.com/items/1"
+        put(cache, url, [("Cache-Control", "max-age=100")], body: "before")
+        let post = cacheRequest(url, method: "POST")
+        let r = cacheResponse(200, [("Cache-Control", "max-age=100"), ("Content-Location", "/items/1")], body: "after", request: post)
+        XCTAssertEqual(cache.store(request: post, response: r, requestTime: cacheT0, responseTime: cacheT0), .stored)
+        guard case .hit(let stored) = cache.lookup(cacheRequest(url), now: cacheT0 + 1) else { return XCTFail("a hit") }
+        XCTAssertEqual(stored.response(for: cacheRequest(url)).body.string, "after")
+        XCTAssertEqual(cache.lookup(cacheRequest(url, method: "POST"), now: cacheT0 + 1).kind, "miss", "never answers a POST")
+
+        let plain = cacheResponse(200, [("Cache-Control", "max-age=100")], body: "other", request: post)
+        XCTAssertEqual(cache.store(request: post, response: plain, requestTime: cacheT0, responseTime: cacheT0), .invalidated(1))
+        XCTAssertEqual(cache.lookup(cacheRequest(url), now: cacheT0 + 1).kind, "miss", "without Content-Location: invalidated only")
+    }
+
     func testUnsafeMethodsInvalidate() {
         let cache = makeCache()
         put(cache, "https://example.com/items/1", [("Cache-Control", "max-age=100")])

@@ -333,6 +333,33 @@ final class CacheRulesTests: XCTestCase {
 
     // MARK: invalidation (§4.4)
 
+    /// RFC 9110 §9.3.3: "Responses to POST requests are only cacheable when they include explicit
+    /// freshness information (see Section 4.2.1 of [CACHING]) and a Content-Location header
+    /// field that has the same value as the POST's target URI (Section 8.7). A cached POST
+    /// response can be reused to satisfy a later GET or HEAD request."
+    func testAPostResponseRepresentsItsTargetOnlyWithExplicitFreshnessAndItsOwnContentLocation() {
+        let url = "https://example.com/items/1?x=1"
+        struct Case { let status: Int; let headers: [(String, String)]; let reusable: Bool; let line: UInt }
+        let cases: [Case] = [
+            Case(status: 200, headers: [("Cache-Control", "max-age=60"), ("Content-Location", url)], reusable: true, line: #line),
+            Case(status: 200, headers: [("Cache-Control", "max-age=60"), ("Content-Location", "/items/1?x=1")], reusable: true, line: #line),
+            Case(status: 200, headers: [("Cache-Control", "max-age=60"), ("Content-Location", "HTTPS://EXAMPLE.COM:443/items/%31?x=1")], reusable: true, line: #line),
+            Case(status: 200, headers: [("Expires", "Thu, 01 Dec 2050 16:00:00 GMT"), ("Content-Location", url)], reusable: true, line: #line),
+            Case(status: 203, headers: [("Cache-Control", "max-age=60"), ("Content-Location", url)], reusable: true, line: #line),
+            Case(status: 200, headers: [("Content-Location", url)], reusable: false, line: #line),                       // no explicit freshness
+            Case(status: 200, headers: [("Cache-Control", "public"), ("Content-Location", url)], reusable: false, line: #line),
+            Case(status: 200, headers: [("Cache-Control", "max-age=60")], reusable: false, line: #line),                // no Content-Location
+            Case(status: 200, headers: [("Cache-Control", "max-age=60"), ("Content-Location", "/items/2")], reusable: false, line: #line),
+            Case(status: 200, headers: [("Cache-Control", "max-age=60"), ("Content-Location", "/items/1?x=2")], reusable: false, line: #line),
+            Case(status: 201, headers: [("Cache-Control", "max-age=60"), ("Content-Location", url)], reusable: false, line: #line),
+            Case(status: 500, headers: [("Cache-Control", "max-age=60"), ("Content-Location", url)], reusable: false, line: #line),
+        ]
+        for c in cases {
+            XCTAssertEqual(CacheRules.postResponseRepresentsTarget(requestURL: url, status: c.status, headers: HTTPHeaders(c.headers)),
+                           c.reusable, line: c.line)
+        }
+    }
+
     func testInvalidationTable() {
         struct Case { let method: String; let status: Int; let headers: [(String, String)]; let urls: [String]; let line: UInt }
         let target = "https://example.com/items/1"

@@ -22,11 +22,14 @@ end
 
 local keys = 0
 --- A new key whose replies are `replies` (see scripts/cache_server.py); returns its URL.
+--- `replies` may be a function of the URL, for replies that name it.
 local function script(replies)
   keys = keys + 1
   local key = "k" .. keys .. "-" .. math.random(1e9)
+  local url = ORIGIN .. "/r/" .. key
+  if type(replies) == "function" then replies = replies(url) end
   http.put(ORIGIN .. "/script/" .. key, { body = json.encode(replies) })
-  return ORIGIN .. "/r/" .. key, key
+  return url, key
 end
 --- The requests the origin received for `key`, oldest first.
 local function log(key) return http.get(ORIGIN .. "/log/" .. key).json end
@@ -138,6 +141,24 @@ test("RFC 9111 §5.2.1.7: only_if_cached with nothing stored fails with offline,
   fails("argument", function() s:get(url, { cache = "only_if_cached", offline_miss = "maybe" }) end)
   eq(s:get(url).cache, "miss", "stored now")
   eq(s:get(url, { cache = "only_if_cached", offline_miss = "504" }).body, "stored", "a stored response is still served")
+end)
+
+test("RFC 9110 §9.3.3: a POST response with explicit freshness and its own URL in Content-Location answers a later GET", function()
+  -- RFC 9111 §4 lets a cache use a POST response for a later GET; RFC 9110 §9.3.3: "Responses
+  -- to POST requests are only cacheable when they include explicit freshness information ...
+  -- and a Content-Location header field that has the same value as the POST's target URI".
+  local s = http.session{ cache = fresh_cache() }
+  local url, key = script(function(u) return {
+    { headers = { H("Cache-Control", "max-age=60"), H("Content-Location", u) }, body = "made by the POST" },
+  } end)
+  eq(s:post(url, { body = "x" }).cache, "miss", "the POST")
+  local r = s:get(url)
+  eq({ r.cache, r.body }, { "hit", "made by the POST" }, "the GET is answered by the POST's response")
+  eq(#log(key), 1, "one request reached the origin")
+  local other, other_key = script{ { headers = { H("Cache-Control", "max-age=60") }, body = "no Content-Location" } }
+  s:post(other, { body = "x" })
+  eq(s:get(other).cache, "miss", "without Content-Location the POST's response is not reused")
+  eq(#log(other_key), 2, "so the GET went to the origin")
 end)
 
 h.cleanup(after_all, function()

@@ -230,6 +230,22 @@ public enum CacheRules {
         return stored.merging(replacement)
     }
 
+    /// Whether a response to a POST may answer later GETs of its target (RFC 9111 §4, RFC 9110
+    /// §9.3.3: "Responses to POST requests are only cacheable when they include explicit
+    /// freshness information ... and a Content-Location header field that has the same value as
+    /// the POST's target URI"; §8.7: the content is then "a current representation of that
+    /// resource"). Explicit freshness is `max-age` or `Expires`; the status must be one a GET
+    /// could be answered with as the resource's representation (200, 203); `Content-Location`
+    /// is resolved against the target and both are compared normalised (`CacheKey`).
+    public static func postResponseRepresentsTarget(requestURL: String, status: Int, headers: HTTPHeaders) -> Bool {
+        guard status == 200 || status == 203,
+              CacheControl(headers).maxAge != nil || headers.contains("Expires"),
+              let location = headers["Content-Location"].map(CacheText.trimmed), !location.isEmpty,
+              let target = CacheKey(url: requestURL),
+              let named = CacheKey(url: URLReference(parsing: requestURL).resolving(location).string) else { return false }
+        return named.string == target.string
+    }
+
     // MARK: Vary (§4.1)
 
     /// The lower-cased names `Vary` nominates, sorted and without repeats; nil for `Vary: *`.

@@ -265,8 +265,9 @@ public final class HTTPCache: @unchecked Sendable {
     /// Hand every response that came from the network here (except a 304 answering a `.stale`
     /// decision: that goes to `revalidated`). An unsafe method's response invalidates what it
     /// changed (§4.4); a storable GET response is stored (replacing its variant); a 200 to a
-    /// HEAD freshens or invalidates the stored GET response (§4.3.5); anything else is left
-    /// alone. `request` is the request as sent (its fields select variants);
+    /// HEAD freshens or invalidates the stored GET response (§4.3.5); a POST response that says
+    /// it is the target's representation is stored for later GETs (RFC 9110 §9.3.3); anything
+    /// else is left alone. `request` is the request as sent (its fields select variants);
     /// `requestTime` is when it was sent, `responseTime` when the response arrived (wall clock).
     /// The memory tier has the entry when this returns; the disk write (fsync included) happens
     /// on the calling thread without holding the lock lookups need.
@@ -274,7 +275,12 @@ public final class HTTPCache: @unchecked Sendable {
     public func store(request: HTTPRequest, response: HTTPResponse, requestTime: Double, responseTime: Double,
                       policy: CachePolicy = .default) -> CacheStoreResult {
         let method = request.method.uppercased()
-        if !CacheRules.isSafe(method: method) { return .invalidated(invalidate(request: request, response: response)) }
+        if !CacheRules.isSafe(method: method) {
+            let removed = invalidate(request: request, response: response)
+            if method == "POST", let kept = storeAsGet(post: request, response: response, requestTime: requestTime,
+                                                      responseTime: responseTime, policy: policy) { return kept }
+            return .invalidated(removed)
+        }
         if method == "HEAD" { return update(request: request, fromHead: response, requestTime: requestTime, responseTime: responseTime) }
         guard method == "GET" else { return .notStored("only GET responses are stored (not \(method))") }
         guard policy != .noStore else { return .notStored("the policy is no_store") }
@@ -289,6 +295,13 @@ public final class HTTPCache: @unchecked Sendable {
                 return .notStored(why)
             }
         }
+        return keep(response, for: request, under: key, requestTime: requestTime, responseTime: responseTime)
+    }
+
+    /// Stores `response` under `key` (a storable response: the caller has checked), replacing
+    /// the variant it matches.
+    func keep(_ response: HTTPResponse, for request: HTTPRequest, under key: CacheKey, requestTime: Double,
+              responseTime: Double) -> CacheStoreResult {
         var vary = (CacheRules.varyNames(response.headers) ?? ["*"]).map {
             CacheVaryField(name: $0, value: $0 == "*" ? nil : CacheRules.varyValue($0, in: request.headers))
         }
