@@ -17,6 +17,7 @@ A reply is a JSON object; every member is optional:
   headers     [[name, value], ...] in order (repeats allowed); Content-Length is added unless
               given or "length" is false (then the connection closes after the body)
   body        text (UTF-8)
+  gzip        true: the body is sent gzip-compressed, with Content-Encoding: gzip
   ranges      true: a request with "Range: bytes=A-B" (one range; "A-", "-N" too) gets 206
               with Content-Range and those bytes of the body, unless its If-Range names
               another ETag
@@ -26,6 +27,7 @@ A reply is a JSON object; every member is optional:
                         body, then close
   raw         text sent as it is instead of a reply, then the connection closes
 """
+import gzip
 import json
 import socket
 import struct
@@ -115,6 +117,9 @@ class Handler(BaseHTTPRequestHandler):
         status = spec.get("status", 200)
         headers = [list(h) for h in spec.get("headers", [])]
         body = spec.get("body", "").encode()
+        if spec.get("gzip"):
+            body = gzip.compress(body)
+            headers.append(["Content-Encoding", "gzip"])
         if spec.get("ranges") and self.command == "GET":
             etag = next((v for k, v in headers if k.lower() == "etag"), None)
             if_range = self.headers.get("If-Range")

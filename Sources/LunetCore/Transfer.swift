@@ -36,6 +36,9 @@ public final class Transfer {
     /// reports success for a reply cut off inside its headers (status 200, no fields, no body):
     /// a transfer that ends without it failed (EventLoop checks).
     var headerBlockEnded = false
+    /// libcurl's decoding is off for the response being received: it names a coding libcurl
+    /// cannot remove, so its body is handed through as it arrived (`passUnknownCodings`).
+    var decodingSuspended = false
 
     // MARK: downloads, uploads, progress
 
@@ -412,6 +415,11 @@ public final class Transfer {
             // A new response starts (after a redirect, a 100 Continue, or a proxy's CONNECT).
             statusLine = String(decoding: UnsafeBufferPointer(rebasing: b[0..<end]), as: UTF8.self)
             headerBlockEnded = false
+            if decodingSuspended, let h = easy {
+                // A new response (after a redirect): its codings are judged afresh.
+                _ = lunet_easy_setopt_long(h, CURLOPT_HTTP_CONTENT_DECODING, 1)
+                decodingSuspended = false
+            }
             headerLines.removeAll()
             body.removeAll()
             // "HTTP/1.1 200 OK": the digits after the first space
@@ -438,7 +446,28 @@ public final class Transfer {
         guard b[0..<end].contains(0x3A) else { return n }
         headerLines.append(data, end)
         headerLines.append(newline, 1)
+        let first = b[0] | 0x20
+        if first == 0x63 || first == 0x74 { passUnknownCodings(UnsafeBufferPointer(rebasing: b[0..<end])) }   // c, t
         return n
+    }
+
+    /// A `Content-Encoding` or `Transfer-Encoding` naming a coding libcurl cannot remove
+    /// (`x-custom`) would fail the transfer when the body arrives. Such a body is handed through
+    /// as received instead, every coding left on and the field intact (RFC 9110 §8.4: the
+    /// codings are the sender's statement of what was applied; the client may know what to do),
+    /// by turning libcurl's decoding off for this response. libcurl reads that option as each
+    /// piece of the body is written (7.88), after the header line was handed here. A mixed list
+    /// (`x-custom, gzip`) is handed through whole: libcurl cannot take off only some codings.
+    private func passUnknownCodings(_ line: UnsafeBufferPointer<UInt8>) {
+        guard !decodingSuspended, let h = easy, let colon = line.firstIndex(of: 0x3A) else { return }
+        let name = String(decoding: UnsafeBufferPointer(rebasing: line[..<colon]), as: UTF8.self).lowercased()
+        let decodes = (request.options.decompress ?? true) && fileTarget == nil   // CURLOPT_ACCEPT_ENCODING is set
+        guard name == "transfer-encoding" || (name == "content-encoding" && decodes) else { return }
+        let value = String(decoding: UnsafeBufferPointer(rebasing: line[(colon + 1)...]), as: UTF8.self)
+        guard ContentCodings.namesUnknown(value, known: ContentCodings.removable) else { return }
+        _ = lunet_easy_setopt_long(h, CURLOPT_HTTP_CONTENT_DECODING, 0)
+        decodingSuspended = true
+        handleProfile = nil      // the handle is reset after this transfer, not reused as it is
     }
 
     // MARK: the end

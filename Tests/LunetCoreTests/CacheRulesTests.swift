@@ -53,6 +53,27 @@ final class CacheRulesTests: XCTestCase {
     /// the proxy's own fields, which "MUST NOT be stored ... Effectively, this is limited to
     /// Proxy-Authenticate, Proxy-Authentication-Info, and Proxy-Authorization". `Set-Cookie` is
     /// not excepted, so it is stored and a hit returns it.
+    /// RFC 9110 §8.4.1: content codings are named by case-insensitive tokens; RFC 9112 §6.1: a
+    /// transfer coding is a property of the message. The names libcurl takes off a body follow
+    /// what it was built with; anything else is handed through (see Transfer).
+    func testContentCodingsLibcurlCannotRemoveAreRecognised() {
+        let known = ContentCodings.removable(curlVersion: "libcurl/7.88.1 OpenSSL/3.0.19 zlib/1.2.13 brotli/1.0.9 zstd/1.5.4")
+        XCTAssertEqual(known, ["identity", "chunked", "gzip", "x-gzip", "deflate", "br", "zstd"])
+        XCTAssertEqual(ContentCodings.removable(curlVersion: "libcurl/8.5.0 OpenSSL/3.0 zlib/1.3"), ["identity", "chunked", "gzip", "x-gzip", "deflate"])
+        for (value, unknown) in [("gzip", false), ("GZIP", false), ("gzip, br", false), (" br ,zstd", false), ("x-custom", true),
+                                 ("gzip, x-custom", true), ("x-custom, gzip", true), ("compress", true), ("", false), (",", false),
+                                 ("chunked", false), ("gzip;q=1", false)] {
+            XCTAssertEqual(ContentCodings.namesUnknown(value, known: known), unknown, value)
+        }
+        // A response whose body may still carry a transfer coding is not stored: the field that
+        // says so is hop-by-hop and never stored (RFC 9111 §3.1).
+        let te = { (value: String) in CacheRules.storability(method: "GET", requestHeaders: HTTPHeaders(), status: 200,
+                                                             responseHeaders: HTTPHeaders([("Cache-Control", "max-age=60"), ("Transfer-Encoding", value)])) }
+        XCTAssertEqual(te("chunked"), .storable)
+        XCTAssertEqual(te("x-custom"), .notStorable("a transfer coding other than chunked was on the body"))
+        XCTAssertEqual(te("gzip, chunked"), .notStorable("a transfer coding other than chunked was on the body"))
+    }
+
     func testStoredHeadersDropHopByHopAndProxyFieldsButKeepSetCookie() {
         let stored = CacheRules.storedHeaders(HTTPHeaders([
             ("Content-Type", "text/plain"), ("Connection", "keep-alive, X-Hop"), ("Keep-Alive", "timeout=5"), ("X-Hop", "1"),

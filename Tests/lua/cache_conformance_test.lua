@@ -161,6 +161,36 @@ test("RFC 9110 §9.3.3: a POST response with explicit freshness and its own URL 
   eq(#log(other_key), 2, "so the GET went to the origin")
 end)
 
+test("RFC 9110 §8.4: a content coding lunet cannot decode is handed through with the field intact, with and without the cache", function()
+  -- §8.4: "Content-Encoding is primarily used to allow a representation's data to be
+  -- compressed without losing the identity of its underlying media type"; a recipient that
+  -- cannot decode a coding can still hand the data on with the field that names it.
+  local url = script{ { headers = { H("Content-Encoding", "x-custom"), H("Cache-Control", "max-age=60") }, body = "ENCODED" } }
+  local plain = http.get(url)
+  eq({ plain.status, plain.body, plain.headers["content-encoding"] }, { 200, "ENCODED", "x-custom" }, "without a cache")
+  local s = http.session{ cache = fresh_cache() }
+  local first, second = s:get(url), s:get(url)
+  eq({ first.cache, first.body, first.headers["content-encoding"] }, { "miss", "ENCODED", "x-custom" }, "stored as received")
+  eq({ second.cache, second.body, second.headers["content-encoding"] }, { "hit", "ENCODED", "x-custom" }, "served as received")
+  local mixed = script{ { headers = { H("Content-Encoding", "x-custom, gzip") }, body = "NOT GZIP" } }
+  eq(http.get(mixed).body, "NOT GZIP", "a list with an unknown coding is handed through whole")
+  -- Known codings are still decoded, also on the response after one that was handed through.
+  local final = script{ { gzip = true, body = "decoded again" } }
+  local redirect = script{ { status = 302, headers = { H("Location", final), H("Content-Encoding", "x-custom") }, body = "xx" } }
+  eq(http.get(redirect).body, "decoded again", "gzip after a redirect that named x-custom")
+  eq(http.get(final, { decompress = false }).headers["content-encoding"], "gzip", "decompress = false still hands gzip through")
+end)
+
+test("RFC 9112 §6.1: a transfer coding lunet cannot remove is handed through, and such a response is not stored", function()
+  -- RFC 9112 §6.3: with a Transfer-Encoding whose final coding is not chunked, "the message
+  -- body length is determined by reading the connection until it is closed by the server".
+  local url = script{ { raw = "HTTP/1.1 200 OK\r\nTransfer-Encoding: x-custom\r\nCache-Control: max-age=60\r\n\r\nRAW BODY" } }
+  local r = http.get(url)
+  eq({ r.status, r.body, r.headers["transfer-encoding"] }, { 200, "RAW BODY", "x-custom" }, "without a cache")
+  local s = http.session{ cache = fresh_cache() }
+  eq({ s:get(url).cache, s:get(url).cache }, { "miss", "miss" }, "never stored: the field naming the coding is hop-by-hop")
+end)
+
 h.cleanup(after_all, function()
   os.execute("rm -rf " .. dir .. "*")
   h.stop_server(server, pid)

@@ -53,6 +53,10 @@ public enum CacheRules {
         if cc.mustUnderstand && !understood { return .notStorable("must-understand, and status \(status) is not understood") }
         if cc.noStore && !(cc.mustUnderstand && understood) { return .notStorable("the response says no-store") }
         if varyNames(responseHeaders) == nil { return .notStorable("Vary: * never matches a later request") }
+        if responseHeaders.all("Transfer-Encoding").contains(where: { ContentCodings.namesUnknown($0, known: ["chunked"]) }) {
+            // The body may still carry it, and Transfer-Encoding is never stored (§3.1).
+            return .notStorable("a transfer coding other than chunked was on the body")
+        }
         let explicit = cc.maxAge != nil || responseHeaders.contains("Expires") || cc.isPublic
             || cc.isPrivate || !cc.privateFields.isEmpty
         if explicit || heuristicallyCacheable.contains(status) { return .storable }
