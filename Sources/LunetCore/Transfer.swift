@@ -528,9 +528,11 @@ public final class Transfer {
     var incompleteReply: LunetError? {
         // A HEAD's or a 1xx-only exchange's head still ends in a blank line; a cut does not.
         if !headerBlockEnded {
-            return LunetError(.protocol, currentStatus == 0 ? "the server closed the connection before a complete status line"
-                                                            : "the response ended inside its header block (the connection closed before the blank line that ends it)",
-                              url: request.url)
+            var e = LunetError(.protocol, currentStatus == 0 ? "the server closed the connection before a complete status line"
+                                                             : "the response ended inside its header block (the connection closed before the blank line that ends it)",
+                               url: request.url)
+            e.connectionLost = true
+            return e
         }
         return nil
     }
@@ -556,7 +558,9 @@ public final class Transfer {
             return LunetError(.protocol, "a response header line is larger than libcurl accepts (100 KB)", url: request.url)
         }
         let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: lunet_curl_easy_strerror(code))
-        return LunetError(CurlErrorMapping.kind(of: code), detail, url: request.url)
+        var e = LunetError(CurlErrorMapping.kind(of: code), detail, url: request.url)
+        e.connectionLost = CurlErrorMapping.losesTheConnection(code)
+        return e
     }
 }
 

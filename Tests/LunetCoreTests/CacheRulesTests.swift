@@ -1,4 +1,5 @@
 import XCTest
+import CLunet
 @testable import LunetCore
 
 /// RFC 9111's rules as pure functions, table by table.
@@ -223,6 +224,50 @@ final class CacheRulesTests: XCTestCase {
                                                             lifetime: c.lifetime, age: c.age, hostRule: c.rule)
             XCTAssertEqual(usable, c.usable, "response \(c.response), request \(c.request), lifetime \(c.lifetime), age \(c.age)", line: c.line)
         }
+    }
+
+    /// RFC 5861 §3: stale-while-revalidate "indicates that caches MAY serve the response in which
+    /// it appears after it becomes stale, up to the indicated number of seconds". §4:
+    /// stale-if-error "indicates that when an error is encountered, a cached stale response MAY
+    /// be used to satisfy the request, regardless of other freshness information", within its
+    /// limit; the request may carry it too. Neither overrides must-revalidate or no-cache
+    /// (RFC 9111 §4.2.4: "A cache MUST NOT generate a stale response if it is prohibited by an
+    /// explicit in-protocol directive").
+    func testStaleWhileRevalidateAndStaleIfErrorWindows() {
+        struct Case { let response: String; let request: String; let age: Double; let swr: Bool; let sie: Bool; let line: UInt }
+        // lifetime 60 in every case; staleness = age - 60
+        let cases: [Case] = [
+            Case(response: "max-age=60, stale-while-revalidate=30", request: "", age: 70, swr: true, sie: false, line: #line),
+            Case(response: "max-age=60, stale-while-revalidate=30", request: "", age: 90, swr: true, sie: false, line: #line),   // the edge
+            Case(response: "max-age=60, stale-while-revalidate=30", request: "", age: 91, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-while-revalidate=30", request: "", age: 50, swr: false, sie: false, line: #line),  // fresh: not this
+            Case(response: "max-age=60, stale-while-revalidate=30, must-revalidate", request: "", age: 70, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-while-revalidate=30, no-cache", request: "", age: 70, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-while-revalidate=30", request: "no-cache", age: 70, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-while-revalidate=30", request: "min-fresh=1", age: 70, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-while-revalidate=30", request: "max-age=65", age: 70, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-while-revalidate=30", request: "max-age=80", age: 70, swr: true, sie: false, line: #line),
+            Case(response: "max-age=60, stale-if-error=30", request: "", age: 90, swr: false, sie: true, line: #line),
+            Case(response: "max-age=60, stale-if-error=30", request: "", age: 91, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-if-error=30", request: "stale-if-error=100", age: 150, swr: false, sie: true, line: #line),
+            Case(response: "max-age=60, stale-if-error=300", request: "stale-if-error=10", age: 150, swr: false, sie: false, line: #line),  // the client's limit
+            Case(response: "max-age=60", request: "stale-if-error=100", age: 150, swr: false, sie: true, line: #line),
+            Case(response: "max-age=60, stale-if-error=30, must-revalidate", request: "", age: 70, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-if-error=30, no-cache", request: "stale-if-error=30", age: 70, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-while-revalidate=1.5, stale-if-error=x", request: "", age: 61, swr: false, sie: false, line: #line),
+        ]
+        for c in cases {
+            let cc = CacheControl(parsing: c.response), q = CacheControl(parsing: c.request)
+            XCTAssertEqual(CacheRules.mayServeWhileRevalidating(response: cc, request: q, lifetime: 60, age: c.age), c.swr, "swr", line: c.line)
+            XCTAssertEqual(CacheRules.mayServeInsteadOfError(response: cc, request: q, lifetime: 60, age: c.age), c.sie, "sie", line: c.line)
+        }
+        // What counts as an error: those statuses, and a connection that ended below HTTP.
+        XCTAssertEqual(CacheRules.staleIfErrorStatuses, [500, 502, 503, 504])
+        XCTAssertTrue(CurlErrorMapping.losesTheConnection(CURLE_GOT_NOTHING))      // an empty reply
+        XCTAssertTrue(CurlErrorMapping.losesTheConnection(CURLE_RECV_ERROR))       // a reset
+        XCTAssertTrue(CurlErrorMapping.losesTheConnection(CURLE_PARTIAL_FILE))     // closed inside the body
+        XCTAssertFalse(CurlErrorMapping.losesTheConnection(CURLE_WEIRD_SERVER_REPLY))
+        XCTAssertFalse(CurlErrorMapping.losesTheConnection(CURLE_BAD_CONTENT_ENCODING))
     }
 
     func testStaleMayBeServedWhenDisconnectedUnlessForbidden() {

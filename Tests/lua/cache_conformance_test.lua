@@ -191,6 +191,96 @@ test("RFC 9112 §6.1: a transfer coding lunet cannot remove is handed through, a
   eq({ s:get(url).cache, s:get(url).cache }, { "miss", "miss" }, "never stored: the field naming the coding is hop-by-hop")
 end)
 
+--- Waits (a bounded number of loop turns) until `ready()` is true; returns whether it became so.
+local function eventually(ready)
+  for _ = 1, 500 do
+    if ready() then return true end
+    task.sleep(0.01)
+  end
+  return ready()
+end
+
+test("RFC 5861 §3: inside stale-while-revalidate a stale response is served at once and revalidated in the background", function()
+  -- §3: "caches MAY serve the response in which it appears after it becomes stale, up to the
+  -- indicated number of seconds"; "the cache SHOULD attempt to revalidate it while still
+  -- serving stale responses".
+  local c = fresh_cache()
+  local s = http.session{ cache = c }
+  local url, key = script{
+    { headers = { H("Cache-Control", "max-age=1, stale-while-revalidate=600"), H("Age", "100"), H("ETag", '"v1"') }, body = "one" },
+    { headers = { H("Cache-Control", "max-age=600"), H("ETag", '"v2"') }, body = "two" },
+  }
+  eq(s:get(url).cache, "miss", "stored, 99 s stale: inside the window")
+  local r = s:get(url)
+  eq({ r.cache, r.body }, { "stale", "one" }, "served at once from the stale entry")
+  local again = s:get(url).cache
+  truthy(again == "stale" or again == "hit", "a request while the revalidation runs is answered from storage too: " .. again)
+  truthy(eventually(function() return #log(key) >= 2 and c:entries()[1].fresh end), "the background revalidation stored the new response")
+  local sent = log(key)
+  eq(#sent, 2, "one background request, however many stale answers")
+  eq(sent[2].headers["if-none-match"], '"v1"', "a conditional GET")
+  local fresh = s:get(url)
+  eq({ fresh.cache, fresh.body }, { "hit", "two" }, "the next request sees the fresh one")
+end)
+
+test("RFC 5861 §3: past the stale-while-revalidate window the response is validated first", function()
+  local s = http.session{ cache = fresh_cache() }
+  local url, key = script{
+    { headers = { H("Cache-Control", "max-age=1, stale-while-revalidate=10"), H("Age", "100"), H("ETag", '"v1"') }, body = "one" },
+    { status = 304, headers = { H("Cache-Control", "max-age=600"), H("ETag", '"v1"') } },
+  }
+  s:get(url)
+  local r = s:get(url)
+  eq({ r.cache, r.body }, { "revalidated", "one" }, "99 s stale, 10 s window: the server was asked first")
+  eq(#log(key), 2, "validated once")
+end)
+
+test("RFC 9111 §4.2.4, RFC 5861 §4: a stale response answers when the server resets, closes or sends nothing", function()
+  -- RFC 9111 §4.2.4: a cache may serve stale responses "when it is disconnected"; RFC 5861 §4:
+  -- "stale-if-error ... when an error is encountered, a cached stale response MAY be used".
+  for _, action in ipairs{ "reset", "empty", "cut" } do
+    local s = http.session{ cache = fresh_cache() }
+    local url = script{
+      { headers = { H("Cache-Control", "max-age=0, stale-if-error=600"), H("ETag", '"v1"') }, body = "kept" },
+      { action = action, headers = { H("ETag", '"v2"') }, body = "a body cut in half" },
+    }
+    s:get(url)
+    local r = s:get(url)
+    eq({ r.cache, r.status, r.body }, { "stale", 200, "kept" }, action)
+  end
+  -- must-revalidate forbids it (RFC 9111 §5.2.2.2).
+  local s = http.session{ cache = fresh_cache() }
+  local strict = script{
+    { headers = { H("Cache-Control", "max-age=0, must-revalidate, stale-if-error=600"), H("ETag", '"v1"') }, body = "kept" },
+    { action = "reset" },
+  }
+  s:get(strict)
+  fails("protocol", function() s:get(strict) end, "must-revalidate: the failure")
+end)
+
+test("RFC 5861 §4: stale-if-error answers a 500, 502, 503 or 504 inside its window, not outside it", function()
+  local s = http.session{ cache = fresh_cache() }
+  local url = script{
+    { headers = { H("Cache-Control", "max-age=0, stale-if-error=600"), H("ETag", '"v1"') }, body = "kept" },
+    { status = 503, body = "down" },
+  }
+  s:get(url)
+  local r = s:get(url)
+  eq({ r.cache, r.status, r.body }, { "stale", 200, "kept" }, "a 503 inside the window")
+  local short = script{
+    { headers = { H("Cache-Control", "max-age=0, stale-if-error=5"), H("Age", "100") }, body = "kept" },
+    { status = 503, body = "down" },
+  }
+  s:get(short)
+  local late = s:get(short)
+  eq({ late.cache, late.status }, { "miss", 503 }, "outside the window the error is the answer")
+  local plain = script{ { headers = { H("Cache-Control", "max-age=0") }, body = "kept" }, { status = 500, body = "down" } }
+  s:get(plain)
+  eq(s:get(plain).status, 500, "without stale-if-error a 500 is the answer")
+  local asked = s:get(plain, { headers = { ["Cache-Control"] = "stale-if-error=600" } })
+  eq({ asked.cache, asked.body }, { "stale", "kept" }, "the request's own stale-if-error counts too")
+end)
+
 h.cleanup(after_all, function()
   os.execute("rm -rf " .. dir .. "*")
   h.stop_server(server, pid)

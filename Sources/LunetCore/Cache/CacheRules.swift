@@ -165,6 +165,36 @@ public enum CacheRules {
         hostRule || !(cc.mustRevalidate || cc.noCache)
     }
 
+    /// RFC 5861 §3: "stale-while-revalidate ... indicates that caches MAY serve the response in
+    /// which it appears after it becomes stale, up to the indicated number of seconds", while
+    /// they revalidate it in the background. Not when the response says `no-cache` or
+    /// `must-revalidate` (RFC 9111 §5.2.2.2, §5.2.2.4: validation first), nor when the request
+    /// asks for validation (`no-cache`), for freshness (`min-fresh`) or for a younger response
+    /// (`max-age`).
+    public static func mayServeWhileRevalidating(response cc: CacheControl, request q: CacheControl,
+                                                 lifetime: Double, age: Double) -> Bool {
+        guard let window = cc.staleWhileRevalidate, !cc.noCache, !cc.mustRevalidate, !q.noCache, q.minFresh == nil else { return false }
+        if let maxAge = q.maxAge, age > Double(maxAge) { return false }
+        let staleness = age - lifetime
+        return staleness > 0 && staleness <= Double(window)
+    }
+
+    /// RFC 5861 §4: "stale-if-error ... indicates that when an error is encountered, a cached
+    /// stale response MAY be used to satisfy the request, regardless of other freshness
+    /// information", up to the given staleness; an error being "any situation that would result
+    /// in a 500, 502, 503, or 504 HTTP response status code". The request's directive, when it
+    /// has one, is the client's own limit and wins over the response's. Never against
+    /// `must-revalidate` or `no-cache` (RFC 9111 §4.2.4: a cache "MUST NOT generate a stale
+    /// response" that such a directive forbids).
+    public static func mayServeInsteadOfError(response cc: CacheControl, request q: CacheControl,
+                                              lifetime: Double, age: Double) -> Bool {
+        guard let window = q.staleIfError ?? cc.staleIfError, !cc.noCache, !cc.mustRevalidate else { return false }
+        return age - lifetime <= Double(window)
+    }
+
+    /// Statuses RFC 5861 §4 counts as errors that `stale-if-error` may answer instead.
+    public static let staleIfErrorStatuses: Set<Int> = [500, 502, 503, 504]
+
     // MARK: validation (§4.3)
 
     /// The conditional request fields that validate a stored response (§4.3.1): `If-None-Match`

@@ -96,6 +96,12 @@ public struct CachedResponse {
     public let hostRule: CacheHostRule?
     /// May be served, marked stale, when the server cannot be reached (§4.2.4).
     public let mayServeStale: Bool
+    /// Set on `.stale` decisions: inside its `stale-while-revalidate` window (RFC 5861 §3), so
+    /// it may be served at once while it is revalidated in the background.
+    public internal(set) var mayServeWhileRevalidating = false
+    /// Set on `.stale` decisions: inside a `stale-if-error` window (RFC 5861 §4, the request's
+    /// or the response's), so it may answer in place of a 500, 502, 503 or 504.
+    public internal(set) var mayServeInsteadOfError = false
 
     public var isFresh: Bool { freshnessLifetime > age }
     /// What `r.cache` says when this is served without the network: "hit" or "stale".

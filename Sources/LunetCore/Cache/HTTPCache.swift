@@ -167,7 +167,15 @@ public final class HTTPCache: @unchecked Sendable {
             }
             if q.onlyIfCached { return nothing() }
             if !countingOnlyHits { count(\.validations) }
-            return .stale(stored, revalidate: CacheRules.conditionalHeaders(for: entry.headers))
+            var stale = stored
+            if rule == nil {
+                let cc = entry.facts.control
+                stale.mayServeWhileRevalidating = CacheRules.mayServeWhileRevalidating(response: cc, request: q,
+                                                                                      lifetime: stored.freshnessLifetime, age: stored.age)
+                stale.mayServeInsteadOfError = CacheRules.mayServeInsteadOfError(response: cc, request: q,
+                                                                                lifetime: stored.freshnessLifetime, age: stored.age)
+            }
+            return .stale(stale, revalidate: CacheRules.conditionalHeaders(for: entry.headers))
         }
     }
 
