@@ -18,7 +18,7 @@ final class CacheRulesTests: XCTestCase {
             Case(method: "HEAD", request: [], status: 200, response: [("Cache-Control", "max-age=60")], storable: false, line: #line),
             Case(method: "POST", request: [], status: 200, response: [("Cache-Control", "max-age=60")], storable: false, line: #line),
             Case(method: "GET", request: [], status: 100, response: [], storable: false, line: #line),             // not final
-            Case(method: "GET", request: [], status: 206, response: [("Cache-Control", "max-age=60")], storable: false, line: #line),
+            Case(method: "GET", request: [], status: 206, response: [("Cache-Control", "max-age=60")], storable: true, line: #line),    // a piece (§3.3)
             Case(method: "GET", request: [], status: 304, response: [], storable: false, line: #line),
             Case(method: "GET", request: [], status: 404, response: [], storable: true, line: #line),              // heuristic status
             Case(method: "GET", request: [], status: 410, response: [], storable: true, line: #line),

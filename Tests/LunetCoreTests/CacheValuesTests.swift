@@ -117,6 +117,39 @@ final class CacheValuesTests: XCTestCase {
         XCTAssertEqual(expires([HTTPDate.format(cacheT0 + 60), "0"]), 0)
     }
 
+    /// RFC 9110 §14.1.2 (byte ranges: "first-last", "first-", "-suffix"; a last position past
+    /// the end means the end), §14.4 (Content-Range: "bytes first-last/complete-length", with
+    /// "*" for an unknown length), §8.8.3 (a strong ETag has no "W/").
+    func testByteRangesAndContentRanges() {
+        XCTAssertEqual(CacheRanges.single("bytes=0-99"), .from(0, last: 99))
+        XCTAssertEqual(CacheRanges.single("Bytes = 5-"), nil)            // no spaces around "=" in the grammar
+        XCTAssertEqual(CacheRanges.single("BYTES=5-"), .from(5, last: nil))
+        XCTAssertEqual(CacheRanges.single("bytes=-20"), .suffix(20))
+        for bad in ["bytes=0-1,5-6", "bytes=5-1", "bytes=-0", "bytes=-", "bytes=a-1", "items=0-1", "bytes=0x-1", ""] {
+            XCTAssertNil(CacheRanges.single(bad), bad)
+        }
+        XCTAssertEqual(CacheRanges.resolve(.from(0, last: 99), length: 10), 0...9)
+        XCTAssertEqual(CacheRanges.resolve(.from(3, last: nil), length: 10), 3...9)
+        XCTAssertEqual(CacheRanges.resolve(.suffix(4), length: 10), 6...9)
+        XCTAssertEqual(CacheRanges.resolve(.suffix(40), length: 10), 0...9)
+        XCTAssertNil(CacheRanges.resolve(.from(10, last: nil), length: 10))
+        XCTAssertNil(CacheRanges.resolve(.suffix(1), length: 0))
+        XCTAssertTrue(CacheRanges.contentRange("bytes 0-4/10")! == (0...4, 10))
+        XCTAssertTrue(CacheRanges.contentRange("bytes 5-9/*")! == (5...9, nil))
+        for bad in ["bytes 5-10/10", "bytes 4-3/10", "bytes */10", "items 0-1/2", "bytes 0-1"] { XCTAssertNil(CacheRanges.contentRange(bad), bad) }
+        XCTAssertEqual(CacheRanges.strongValidator(HTTPHeaders([("ETag", "\"a\"")])), "\"a\"")
+        XCTAssertNil(CacheRanges.strongValidator(HTTPHeaders([("ETag", "W/\"a\"")])))
+        XCTAssertNil(CacheRanges.strongValidator(HTTPHeaders()))
+        let a: [UInt8] = Array("abcd".utf8), b: [UInt8] = Array("XYZ".utf8)
+        a.withUnsafeBufferPointer { pa in
+            b.withUnsafeBufferPointer { pb in
+                XCTAssertEqual(CacheRanges.combined(older: (0...3, pa), newer: (4...6, pb)).map { String(decoding: $0.bytes, as: UTF8.self) }, "abcdXYZ")
+                XCTAssertEqual(CacheRanges.combined(older: (0...3, pa), newer: (2...4, pb)).map { String(decoding: $0.bytes, as: UTF8.self) }, "abXYZ")
+                XCTAssertEqual(CacheRanges.combined(older: (5...8, pa), newer: (1...3, pb)).map { String(decoding: $0.bytes, as: UTF8.self) }, nil)
+            }
+        }
+    }
+
     func testCacheControlCombinesFieldLines() {
         let cc = CacheControl(HTTPHeaders([("Cache-Control", "max-age=10"), ("cache-control", "must-revalidate"), ("Cache-Control", "max-age=99")]))
         XCTAssertEqual(cc.maxAge, 0, "two max-age values, on two lines, still conflict: stale")

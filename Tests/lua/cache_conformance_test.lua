@@ -281,6 +281,43 @@ test("RFC 5861 §4: stale-if-error answers a 500, 502, 503 or 504 inside its win
   eq({ asked.cache, asked.body }, { "stale", "kept" }, "the request's own stale-if-error counts too")
 end)
 
+local function range(s, url, spec) return s:get(url, { headers = { Range = "bytes=" .. spec } }) end
+
+test("RFC 9111 §3.3, §3.4: 206 pieces are stored and put together; a complete response answers a range", function()
+  -- §3.3: "A cache MUST NOT use an incomplete response to answer requests unless the response
+  -- has been made complete, or the request is partial and specifies a range wholly within the
+  -- incomplete response." §3.4: stored pieces may be combined "when the new response and
+  -- stored response have the same strong validator".
+  local s = http.session{ cache = fresh_cache() }
+  local url, key = script{ { ranges = true, headers = { H("Cache-Control", "max-age=600"), H("ETag", '"s1"') }, body = "abcdefghij" } }
+  local first = range(s, url, "0-4")
+  eq({ first.cache, first.status, first.body, first.headers["content-range"] }, { "miss", 206, "abcde", "bytes 0-4/10" }, "a piece from the origin")
+  local within = range(s, url, "1-3")
+  eq({ within.cache, within.status, within.body, within.headers["content-range"] }, { "hit", 206, "bcd", "bytes 1-3/10" }, "a range within it")
+  eq(s:get(url, { cache = "only_if_cached", offline_miss = "504" }).status, 504, "the piece never answers a whole request")
+  local rest = range(s, url, "5-9")
+  eq({ rest.cache, rest.body }, { "miss", "fghij" }, "the other piece from the origin")
+  local whole = s:get(url)
+  eq({ whole.cache, whole.status, whole.body }, { "hit", 200, "abcdefghij" }, "the two pieces made the response complete")
+  local tail = range(s, url, "-3")
+  eq({ tail.cache, tail.status, tail.body, tail.headers["content-range"] }, { "hit", 206, "hij", "bytes 7-9/10" }, "a range from the complete response")
+  eq(#log(key), 2, "the origin sent the two pieces only")
+end)
+
+test("RFC 9111 §3.4: pieces with different validators are never combined", function()
+  local s = http.session{ cache = fresh_cache() }
+  local url, key = script{
+    { ranges = true, headers = { H("Cache-Control", "max-age=600"), H("ETag", '"old"') }, body = "abcdefghij" },
+    { ranges = true, headers = { H("Cache-Control", "max-age=600"), H("ETag", '"new"') }, body = "ABCDEFGHIJ" },
+  }
+  eq(range(s, url, "0-4").body, "abcde", "a piece of the old representation")
+  eq(range(s, url, "5-9").body, "FGHIJ", "a piece of the new one")
+  local whole = s:get(url)
+  eq({ whole.cache, whole.body }, { "miss", "ABCDEFGHIJ" }, "not served combined: the origin was asked")
+  eq(range(s, url, "0-4").body, "ABCDE", "and the old bytes are gone")
+  eq(#log(key), 3, "three requests reached the origin")
+end)
+
 h.cleanup(after_all, function()
   os.execute("rm -rf " .. dir .. "*")
   h.stop_server(server, pid)

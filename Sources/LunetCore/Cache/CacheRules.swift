@@ -3,8 +3,7 @@
 /// Nothing here does I/O or keeps state; `HTTPCache` puts these rules together.
 public enum CacheRules {
     /// Status codes a response may be stored with on heuristic freshness alone (RFC 9110
-    /// §15.1: "heuristically cacheable"). 206 is among them, but this cache does not store
-    /// partial content.
+    /// §15.1: "heuristically cacheable"). A 206 is stored as a piece (HTTPCache+Partial.swift).
     public static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
 
     /// Statuses a host rule stores (other statuses fall back to the RFC rules): a rule means
@@ -23,10 +22,10 @@ public enum CacheRules {
         }
     }
 
-    /// Final status codes whose caching requirements this cache knows and meets. 206 (it cannot
-    /// combine partial content) and 304 (it is not a response to store) are not among them.
+    /// Final status codes whose caching requirements this cache knows and meets. 304 (it is not
+    /// a response to store) is not among them.
     public static func understands(status: Int) -> Bool {
-        guard status >= 200, status <= 599, status != 206, status != 304 else { return false }
+        guard status >= 200, status <= 599, status != 304 else { return false }
         return !HTTPResponse.standardReason(status).isEmpty
     }
 
@@ -44,7 +43,6 @@ public enum CacheRules {
     public static func storability(method: String, requestHeaders: HTTPHeaders, status: Int, responseHeaders: HTTPHeaders) -> Storability {
         guard method.uppercased() == "GET" else { return .notStorable("only GET responses are stored (not \(method))") }
         guard status >= 200 else { return .notStorable("status \(status) is not final") }
-        if status == 206 { return .notStorable("partial content (206) is not stored") }
         if status == 304 { return .notStorable("a 304 is not stored; it updates a stored response") }
         let request = requestCacheControl(requestHeaders)
         if request.noStore { return .notStorable("the request says no-store") }

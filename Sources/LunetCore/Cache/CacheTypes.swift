@@ -102,6 +102,9 @@ public struct CachedResponse {
     /// Set on `.stale` decisions: inside a `stale-if-error` window (RFC 5861 §4, the request's
     /// or the response's), so it may answer in place of a 500, 502, 503 or 504.
     public internal(set) var mayServeInsteadOfError = false
+    /// Set when the request asks for a range that this entry holds: those bytes of the
+    /// representation, and its whole length when known (for `Content-Range`).
+    public internal(set) var range: (bytes: ClosedRange<Int>, length: Int?)?
 
     public var isFresh: Bool { freshnessLifetime > age }
     /// What `r.cache` says when this is served without the network: "hit" or "stale".
@@ -116,6 +119,7 @@ public struct CachedResponse {
             for name in entry.facts.control.noCacheFields { headers.remove(name) }
         }
         headers.set("Age", CachedResponse.ageString(age))
+        if let range { return HTTPCache.partialResponse(entry, range: range, headers: headers, request: request) }
         return HTTPCache.makeResponse(entry, headers: headers, request: request, timings: HTTPResponse.Timings(),
                                       connectionsOpened: 0)
     }

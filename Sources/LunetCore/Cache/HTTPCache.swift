@@ -133,9 +133,10 @@ public final class HTTPCache: @unchecked Sendable {
 
     // MARK: lookup
 
-    /// Request fields that make the cache stand aside: the caller is validating or asking for a
-    /// range itself, and the answer must be the server's.
-    static let bypassFields = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range"]
+    /// Request fields that make the cache stand aside: the caller is validating itself, and the
+    /// answer must be the server's. (`Range` alone is answered from storage when it can be:
+    /// HTTPCache+Partial.swift.)
+    static let bypassFields = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range"]
 
     /// What to do with `request` (a prepared request: absolute URL, every field it will carry).
     /// `now`: the wall clock. `countingOnlyHits`: a probe that is followed by a full lookup when
@@ -152,9 +153,22 @@ public final class HTTPCache: @unchecked Sendable {
         guard method == "GET" || method == "HEAD", policy != .reload, policy != .noStore,
               !Self.bypassFields.contains(where: { request.headers.contains($0) }),
               let key = key(for: request.url) else { return nothing() }
+        let range = request.headers["Range"]
+        if range != nil && method != "GET" { return nothing() }
         let (found, rule) = candidate(for: request, key: key)
         guard let entry = found else { return nothing() }
-        let stored = evaluate(entry, now: now, rule: rule)
+        var stored = evaluate(entry, now: now, rule: rule)
+        if let range {
+            // A range is served from a complete or partial response that holds it, and only
+            // without validation; anything else goes to the server (RFC 9111 §3.3, §3.4).
+            guard let bytes = Self.servableRange(range, from: entry, for: request) else { return nothing() }
+            stored.range = bytes
+            if policy == .default && !CacheRules.usableWithoutValidation(response: entry.facts.control, request: q,
+                                                                         lifetime: stored.freshnessLifetime, age: stored.age,
+                                                                         hostRule: rule != nil) { return nothing() }
+        } else if entry.status == 206 {
+            return nothing()    // §3.3: an incomplete response never answers a whole request
+        }
         switch policy {
         case .preferCache, .onlyIfCached:
             count(\.hits)
@@ -302,6 +316,9 @@ public final class HTTPCache: @unchecked Sendable {
                                                                    status: response.status, responseHeaders: response.headers) {
                 return .notStored(why)
             }
+        }
+        if response.status == 206 {
+            return storePartial(response, for: request, under: key, requestTime: requestTime, responseTime: responseTime)
         }
         return keep(response, for: request, under: key, requestTime: requestTime, responseTime: responseTime)
     }
