@@ -25,6 +25,8 @@ public final class Transfer {
     /// The header lines of the response being received, as curl handed them over: they are
     /// parsed into fields only when something reads them (most responses are never asked).
     let headerLines = ByteBuffer()
+    /// Field lines after the body (a chunked body's trailer section), kept out of `headerLines`.
+    let trailerLines = ByteBuffer()
     var headers: HTTPHeaders { HTTPHeaders(parsingLines: headerLines.bytes) }
     var statusLine = ""
     /// Set from a callback that stopped the transfer on purpose (a body over max_body).
@@ -415,6 +417,7 @@ public final class Transfer {
             // A new response starts (after a redirect, a 100 Continue, or a proxy's CONNECT).
             statusLine = String(decoding: UnsafeBufferPointer(rebasing: b[0..<end]), as: UTF8.self)
             headerBlockEnded = false
+            trailerLines.removeAll()
             if decodingSuspended, let h = easy {
                 // A new response (after a redirect): its codings are judged afresh.
                 _ = lunet_easy_setopt_long(h, CURLOPT_HTTP_CONTENT_DECODING, 1)
@@ -444,6 +447,12 @@ public final class Transfer {
         }
         // A line without a colon is not a field.
         guard b[0..<end].contains(0x3A) else { return n }
+        if headerBlockEnded {
+            // libcurl hands trailer fields to the header callback too: they are not header fields.
+            trailerLines.append(data, end)
+            trailerLines.append(newline, 1)
+            return n
+        }
         headerLines.append(data, end)
         headerLines.append(newline, 1)
         let first = b[0] | 0x20
@@ -511,6 +520,7 @@ public final class Transfer {
             response.download = (written: target.written, restarted: target.restarted, size: target.offset)
         }
         if capturesSentHead { response.sentHead = sentHead.string }
+        if trailerLines.count > 0 { response.trailers = HTTPHeaders(parsingLines: trailerLines.bytes) }
         return response
     }
 

@@ -318,6 +318,19 @@ test("RFC 9111 §3.4: pieces with different validators are never combined", func
   eq(#log(key), 3, "three requests reached the origin")
 end)
 
+test("RFC 9111 §3.1: trailer fields are never combined with the header fields, nor stored", function()
+  -- §3.1: "Caches MAY either store trailer fields separate from header fields or discard them.
+  -- Caches MUST NOT combine trailer fields with header fields." RFC 9110 §6.5.1: a recipient
+  -- "MUST NOT merge a trailer field into a header section unless ... explicitly permitted".
+  local url = script{ { raw = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nCache-Control: max-age=60\r\n" ..
+    "Trailer: X-Trail\r\nConnection: close\r\n\r\n5\r\nhello\r\n0\r\nX-Trail: end\r\n\r\n" } }
+  local s = http.session{ cache = fresh_cache() }
+  local first = s:get(url)
+  eq({ first.body, first.headers["x-trail"], first.trailers["x-trail"] }, { "hello", nil, "end" }, "the trailer is r.trailers, not r.headers")
+  local hit = s:get(url)
+  eq({ hit.cache, hit.body, hit.headers["x-trail"], hit.trailers["x-trail"] }, { "hit", "hello", nil, nil }, "the cache discards it")
+end)
+
 h.cleanup(after_all, function()
   os.execute("rm -rf " .. dir .. "*")
   h.stop_server(server, pid)

@@ -11,10 +11,16 @@ import Glibc
 ///     case .offlineMiss:          fail with LunetError(.offline, …)
 ///     case .miss:                 send; then cache.store(request:response:requestTime:responseTime:policy:)
 ///     case .stale(let stored, let fields):
+///         if stored.mayServeWhileRevalidating: serve stored.response(for: request) ("stale") now,
+///         and do what follows in the background (stale-while-revalidate). Else:
 ///         send with `fields` added; on a 304: cache.revalidated(stored, with: r, …) ("revalidated");
+///         on a 5xx and stored.mayServeInsteadOfError: serve the stored one ("stale");
 ///         on another response: cache.store(…) ("miss"); if the server cannot be reached and
 ///         stored.mayServeStale: serve stored.response(for: request) ("stale")
 ///     }
+///
+/// The parts beside this file: HTTPCache+Head (a HEAD's 200 about a stored GET), +Post (a POST
+/// response that is its target's representation), +Partial (206 pieces and Range requests).
 ///
 /// Every method is thread-safe. The memory tier, rules and counters sit behind one mutex that is
 /// never held during disk I/O; the disk tier has its own (and `flock` between processes).
