@@ -33,7 +33,9 @@ import socket
 import struct
 import sys
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
+
+from loopback_server import serve
 
 scripts = {}
 logs = {}
@@ -161,12 +163,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    print(server.server_address[1], flush=True)
-    # Never outlive the test that started it by much.
-    threading.Timer(600, server.shutdown).start()
-    server.serve_forever()
+    serve(Handler)
 
 
 if __name__ == "__main__":

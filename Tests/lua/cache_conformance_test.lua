@@ -10,15 +10,7 @@ local BIN = h.env("LUNET_HTTPBIN")
 local server, pid, port = h.start_server("cache_server.py")
 local ORIGIN = "http://127.0.0.1:" .. port
 
-local dir = os.tmpname()
-os.remove(dir)
-local function fresh_cache(opts)
-  opts = opts or {}
-  opts.dir = opts.dir or (dir .. "-" .. math.random(1e9))
-  local c = http.cache(opts)
-  c:clear()
-  return c
-end
+local fresh_cache = h.fresh_cache
 
 local keys = 0
 --- A new key whose replies are `replies` (see scripts/cache_server.py); returns its URL.
@@ -33,6 +25,11 @@ local function script(replies)
 end
 --- The requests the origin received for `key`, oldest first.
 local function log(key) return http.get(ORIGIN .. "/log/" .. key).json end
+--- A session with a fresh cache, and a key scripted with `replies`: (session, url, key).
+local function scenario(replies)
+  local url, key = script(replies)
+  return http.session{ cache = fresh_cache() }, url, key
+end
 
 test("RFC 9111 §3.1: Set-Cookie is stored and returned with a hit, never applied to the jar again", function()
   -- §3.1: "Caches MUST include all received response header fields ... when storing a
@@ -55,8 +52,7 @@ test("RFC 9111 §4.3.4, §3.2: a 304 replaces the stored fields it carries, exce
   -- §3.2: "the cache MUST add each header field in the provided response to the stored
   -- response, replacing field values that are already present, with the following exceptions:
   -- ... The Content-Length header field."
-  local s = http.session{ cache = fresh_cache() }
-  local url, key = script{
+  local s, url, key = scenario{
     { headers = { H("Cache-Control", "max-age=0"), H("ETag", '"a"'), H("Content-Type", "text/plain"), H("X-Version", "1") },
       body = "stored body" },
     { status = 304, headers = { H("Cache-Control", "max-age=60"), H("ETag", '"a"'), H("Content-Type", "text/x-new"),
@@ -76,8 +72,7 @@ end)
 test("RFC 9111 §4.3.4: a 304 whose validator does not match updates nothing; the request is made again", function()
   -- §4.3.4: a strong validator in the 304 "identifies the selected representation for
   -- update"; a stored response with another validator is not it.
-  local s = http.session{ cache = fresh_cache() }
-  local url, key = script{
+  local s, url, key = scenario{
     { headers = { H("Cache-Control", "max-age=0"), H("ETag", '"a"') }, body = "old" },
     { status = 304, headers = { H("Cache-Control", "max-age=60"), H("ETag", '"b"') } },
     { headers = { H("Cache-Control", "max-age=60"), H("ETag", '"b"') }, body = "new" },
@@ -96,8 +91,7 @@ test("RFC 9111 §4.3.5: a HEAD response freshens the stored GET it describes", f
   -- have been chosen for that request ... if the stored response and HEAD response have
   -- matching values for any received validator fields ... the cache SHOULD update the stored
   -- response".
-  local s = http.session{ cache = fresh_cache() }
-  local url, key = script{
+  local s, url, key = scenario{
     { headers = { H("Cache-Control", "max-age=0"), H("ETag", '"a"'), H("X-Version", "1") }, body = "hello" },
     { headers = { H("Cache-Control", "max-age=60"), H("ETag", '"a"'), H("X-Version", "2") }, body = "hello" },
   }
@@ -111,8 +105,7 @@ end)
 
 test("RFC 9111 §4.3.5: a HEAD response with another validator invalidates the stored GET", function()
   -- §4.3.5: "otherwise, the cache SHOULD consider the stored response to be stale".
-  local s = http.session{ cache = fresh_cache() }
-  local url, key = script{
+  local s, url, key = scenario{
     { headers = { H("Cache-Control", "max-age=0"), H("ETag", '"a"') }, body = "hello" },
     { headers = { H("Cache-Control", "max-age=60"), H("ETag", '"b"') }, body = "changed" },
   }
@@ -127,8 +120,7 @@ test("RFC 9111 §5.2.1.7: only_if_cached with nothing stored fails with offline,
   -- §5.2.1.7: "If it receives this directive, a cache SHOULD either respond using a stored
   -- response consistent with the other constraints of the request or respond with a 504
   -- (Gateway Timeout) status code."
-  local s = http.session{ cache = fresh_cache() }
-  local url, key = script{ { headers = { H("Cache-Control", "max-age=60") }, body = "stored" } }
+  local s, url, key = scenario{ { headers = { H("Cache-Control", "max-age=60") }, body = "stored" } }
   local e = fails("offline", function() s:get(url, { cache = "only_if_cached" }) end, "the default")
   truthy(e.message:find("only_if_cached", 1, true), e.message)
   local r = s:get(url, { cache = "only_if_cached", offline_miss = "504" })
@@ -147,8 +139,7 @@ test("RFC 9110 §9.3.3: a POST response with explicit freshness and its own URL 
   -- RFC 9111 §4 lets a cache use a POST response for a later GET; RFC 9110 §9.3.3: "Responses
   -- to POST requests are only cacheable when they include explicit freshness information ...
   -- and a Content-Location header field that has the same value as the POST's target URI".
-  local s = http.session{ cache = fresh_cache() }
-  local url, key = script(function(u) return {
+  local s, url, key = scenario(function(u) return {
     { headers = { H("Cache-Control", "max-age=60"), H("Content-Location", u) }, body = "made by the POST" },
   } end)
   eq(s:post(url, { body = "x" }).cache, "miss", "the POST")
@@ -224,8 +215,7 @@ test("RFC 5861 §3: inside stale-while-revalidate a stale response is served at 
 end)
 
 test("RFC 5861 §3: past the stale-while-revalidate window the response is validated first", function()
-  local s = http.session{ cache = fresh_cache() }
-  local url, key = script{
+  local s, url, key = scenario{
     { headers = { H("Cache-Control", "max-age=1, stale-while-revalidate=10"), H("Age", "100"), H("ETag", '"v1"') }, body = "one" },
     { status = 304, headers = { H("Cache-Control", "max-age=600"), H("ETag", '"v1"') } },
   }
@@ -288,8 +278,7 @@ test("RFC 9111 §3.3, §3.4: 206 pieces are stored and put together; a complete 
   -- has been made complete, or the request is partial and specifies a range wholly within the
   -- incomplete response." §3.4: stored pieces may be combined "when the new response and
   -- stored response have the same strong validator".
-  local s = http.session{ cache = fresh_cache() }
-  local url, key = script{ { ranges = true, headers = { H("Cache-Control", "max-age=600"), H("ETag", '"s1"') }, body = "abcdefghij" } }
+  local s, url, key = scenario{ { ranges = true, headers = { H("Cache-Control", "max-age=600"), H("ETag", '"s1"') }, body = "abcdefghij" } }
   local first = range(s, url, "0-4")
   eq({ first.cache, first.status, first.body, first.headers["content-range"] }, { "miss", 206, "abcde", "bytes 0-4/10" }, "a piece from the origin")
   local within = range(s, url, "1-3")
@@ -305,8 +294,7 @@ test("RFC 9111 §3.3, §3.4: 206 pieces are stored and put together; a complete 
 end)
 
 test("RFC 9111 §3.4: pieces with different validators are never combined", function()
-  local s = http.session{ cache = fresh_cache() }
-  local url, key = script{
+  local s, url, key = scenario{
     { ranges = true, headers = { H("Cache-Control", "max-age=600"), H("ETag", '"old"') }, body = "abcdefghij" },
     { ranges = true, headers = { H("Cache-Control", "max-age=600"), H("ETag", '"new"') }, body = "ABCDEFGHIJ" },
   }
@@ -332,7 +320,7 @@ test("RFC 9111 §3.1: trailer fields are never combined with the header fields, 
 end)
 
 h.cleanup(after_all, function()
-  os.execute("rm -rf " .. dir .. "*")
+  h.remove_caches()
   h.stop_server(server, pid)
 end)
 h.done()
