@@ -468,10 +468,11 @@ public final class Transfer {
     /// piece of the body is written (7.88), after the header line was handed here. A mixed list
     /// (`x-custom, gzip`) is handed through whole: libcurl cannot take off only some codings.
     private func passUnknownCodings(_ line: UnsafeBufferPointer<UInt8>) {
-        guard !decodingSuspended, let h = easy, let colon = line.firstIndex(of: 0x3A) else { return }
+        // Most lines are not these two: their name's length rules them out before any String.
+        guard !decodingSuspended, let h = easy, let colon = line.firstIndex(of: 0x3A), colon == 16 || colon == 17 else { return }
         let name = String(decoding: UnsafeBufferPointer(rebasing: line[..<colon]), as: UTF8.self).lowercased()
-        let decodes = (request.options.decompress ?? true) && fileTarget == nil   // CURLOPT_ACCEPT_ENCODING is set
-        guard name == "transfer-encoding" || (name == "content-encoding" && decodes) else { return }
+        // (Without decompress libcurl decodes no content coding, and turning it off changes nothing.)
+        guard name == "transfer-encoding" || name == "content-encoding" else { return }
         let value = String(decoding: UnsafeBufferPointer(rebasing: line[(colon + 1)...]), as: UTF8.self)
         guard ContentCodings.namesUnknown(value, known: ContentCodings.removable) else { return }
         _ = lunet_easy_setopt_long(h, CURLOPT_HTTP_CONTENT_DECODING, 0)
