@@ -18,8 +18,10 @@ Paths (the `key` query parameter keeps the connection counts of one test apart):
 import sys
 import time
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from urllib.parse import urlparse, parse_qs
+
+from loopback_server import serve
 
 counts = {}
 lock = threading.Lock()
@@ -118,12 +120,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    print(server.server_address[1], flush=True)
-    # Never outlive the test that started it by much.
-    threading.Timer(600, server.shutdown).start()
-    server.serve_forever()
+    serve(Handler)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,13 @@ import CLunet
 
 /// Which kind of lunet error a libcurl result code is. Pure; tested without the network.
 public enum CurlErrorMapping {
+    /// The server closed or reset the connection, or sent nothing: an empty reply
+    /// (GOT_NOTHING), a reset or failed read (RECV_ERROR), a failed write (SEND_ERROR), a body
+    /// cut short (PARTIAL_FILE).
+    public static func losesTheConnection(_ code: CURLcode) -> Bool {
+        code == CURLE_GOT_NOTHING || code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR || code == CURLE_PARTIAL_FILE
+    }
+
     public static func kind(of code: CURLcode) -> LunetError.Kind {
         switch code {
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL, CURLE_BAD_FUNCTION_ARGUMENT:

@@ -19,6 +19,9 @@ public struct HTTPRequest {
     public var removedHeaders: [String] = []
     /// How the session's cache may answer (nil: the standard rules).
     public var cachePolicy: CachePolicy?
+    /// When `only_if_cached` (the policy or the request directive) finds nothing: answer with a
+    /// synthesized 504 response (RFC 9111 §5.2.1.7) instead of failing with kind `offline`.
+    public var offlineMissResponse = false
 
     public init(method: String = "GET", url: String, headers: HTTPHeaders = HTTPHeaders(), body: Body = .none, options: TransferOptions = TransferOptions()) {
         self.method = method

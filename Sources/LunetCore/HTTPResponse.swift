@@ -34,8 +34,14 @@ public final class HTTPResponse {
     /// For a download: bytes written to the file by this transfer, whether a 200 made it start
     /// over from zero, and the file's size after the last byte.
     public internal(set) var download: (written: Int64, restarted: Bool, size: Int64)?
-    /// How the session's cache answered: "miss", "hit", "revalidated" or "stale" (nil without a cache).
+    /// How the session's cache answered: "miss", "hit", "revalidated", "stale" or "offline"
+    /// (nil without a cache).
     public var cacheStatus: String?
+    /// Trailer fields that followed a chunked body (RFC 9110 §6.5), kept apart from `headers`:
+    /// a recipient must not merge them into the header section (§6.5.1), and a cache must not
+    /// combine them with the header fields it stores (RFC 9111 §3.1). The cache discards them,
+    /// as §3.1 allows: a response served from it has none.
+    public internal(set) var trailers = HTTPHeaders()
 
     public convenience init(status: Int, reason: String, headers: HTTPHeaders, body: ByteBuffer, url: String, httpVersion: String,
                             timings: Timings, request: HTTPRequest, connectionsOpened: Int, redirects: Int) {

@@ -14,6 +14,10 @@ public struct LunetError: Error, CustomStringConvertible, Sendable {
     public var kind: Kind
     public var message: String
     public var url: String?
+    /// The server closed or reset the connection, or sent nothing, before a whole response
+    /// arrived: the exchange failed below HTTP (kind `protocol` or `connect`). A cache may then
+    /// serve a stale response as for a server it cannot reach (RFC 9111 §4.2.4).
+    public var connectionLost = false
 
     public init(_ kind: Kind, _ message: String, url: String? = nil) {
         self.kind = kind

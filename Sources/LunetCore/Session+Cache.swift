@@ -12,10 +12,21 @@ extension Session {
             return loop.succeed(request, r, completion: completion)
 
         case .offlineMiss:
+            if request.offlineMissResponse {
+                let r = HTTPCache.gatewayTimeout(for: request)
+                r.cacheStatus = "offline"
+                return loop.succeed(request, r, completion: completion)
+            }
             return loop.fail(request, LunetError(.offline, "nothing is stored for this request, and only_if_cached keeps it off the network", url: request.url), completion: completion)
 
         case .miss:
             return fetch(request, cache: cache, policy: policy, requestTime: requestTime, completion: completion)
+
+        case .stale(let stored, let fields) where stored.mayServeWhileRevalidating:
+            revalidateInBackground(request, stored: stored, fields: fields, cache: cache, policy: policy)
+            let r = stored.response(for: request)
+            r.cacheStatus = "stale"
+            return loop.succeed(request, r, completion: completion)
 
         case .stale(let stored, let fields):
             var conditional = request
@@ -32,11 +43,15 @@ extension Session {
                         // The 304 named another representation: ask again without conditions.
                         self.fetch(request, cache: cache, policy: policy, requestTime: HTTPCache.now(), completion: completion)
                     }
+                case .success(let r) where stored.mayServeInsteadOfError && CacheRules.staleIfErrorStatuses.contains(r.status):
+                    let stale = stored.response(for: request)
+                    stale.cacheStatus = "stale"
+                    completion(.success(stale))
                 case .success(let r):
                     _ = cache.store(request: r.request, response: r, requestTime: requestTime, responseTime: responseTime, policy: policy)
                     r.cacheStatus = "miss"
                     completion(.success(r))
-                case .failure(let e) where stored.mayServeStale && [.connect, .dns, .timeout, .offline].contains(e.kind):
+                case .failure(let e) where (stored.mayServeStale || stored.mayServeInsteadOfError) && Self.unreachable(e):
                     let r = stored.response(for: request)
                     r.cacheStatus = "stale"
                     completion(.success(r))
@@ -45,6 +60,12 @@ extension Session {
                 }
             }
         }
+    }
+
+    /// The server could not be reached, or the exchange failed below HTTP: it closed or reset
+    /// the connection, or sent nothing (RFC 9111 §4.2.4, RFC 5861 §4).
+    static func unreachable(_ e: LunetError) -> Bool {
+        e.connectionLost || [.connect, .dns, .timeout, .offline].contains(e.kind)
     }
 
     /// The response the cache gives `request` at once, without a transfer or a turn of the loop:

@@ -45,6 +45,8 @@ public final class Session {
     private var lineStart = 0
     /// GETs on the network now, by collapsing key, with the transfers waiting for the same answer.
     var inflight: [String: [Transfer]] = [:]
+    /// GETs being revalidated in the background (stale-while-revalidate), by collapsing key.
+    var revalidating: Set<String> = []
 
     public var runningCount: Int { running.count }
     public var waitingCount: Int { line.count - lineStart }

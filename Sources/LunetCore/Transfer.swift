@@ -25,6 +25,8 @@ public final class Transfer {
     /// The header lines of the response being received, as curl handed them over: they are
     /// parsed into fields only when something reads them (most responses are never asked).
     let headerLines = ByteBuffer()
+    /// Field lines after the body (a chunked body's trailer section), kept out of `headerLines`.
+    let trailerLines = ByteBuffer()
     var headers: HTTPHeaders { HTTPHeaders(parsingLines: headerLines.bytes) }
     var statusLine = ""
     /// Set from a callback that stopped the transfer on purpose (a body over max_body).
@@ -36,6 +38,9 @@ public final class Transfer {
     /// reports success for a reply cut off inside its headers (status 200, no fields, no body):
     /// a transfer that ends without it failed (EventLoop checks).
     var headerBlockEnded = false
+    /// libcurl's decoding is off for the response being received: it names a coding libcurl
+    /// cannot remove, so its body is handed through as it arrived (`passUnknownCodings`).
+    var decodingSuspended = false
 
     // MARK: downloads, uploads, progress
 
@@ -442,6 +447,12 @@ public final class Transfer {
             // A new response starts (after a redirect, a 100 Continue, or a proxy's CONNECT).
             statusLine = String(decoding: UnsafeBufferPointer(rebasing: b[0..<end]), as: UTF8.self)
             headerBlockEnded = false
+            trailerLines.removeAll()
+            if decodingSuspended, let h = easy {
+                // A new response (after a redirect): its codings are judged afresh.
+                _ = lunet_easy_setopt_long(h, CURLOPT_HTTP_CONTENT_DECODING, 1)
+                decodingSuspended = false
+            }
             headerLines.removeAll()
             body.removeAll()
             // "HTTP/1.1 200 OK": the digits after the first space
@@ -466,9 +477,37 @@ public final class Transfer {
         }
         // A line without a colon is not a field.
         guard b[0..<end].contains(0x3A) else { return n }
+        if headerBlockEnded {
+            // libcurl hands trailer fields to the header callback too: they are not header fields.
+            trailerLines.append(data, end)
+            trailerLines.append(newline, 1)
+            return n
+        }
         headerLines.append(data, end)
         headerLines.append(newline, 1)
+        let first = b[0] | 0x20
+        if first == 0x63 || first == 0x74 { passUnknownCodings(UnsafeBufferPointer(rebasing: b[0..<end])) }   // c, t
         return n
+    }
+
+    /// A `Content-Encoding` or `Transfer-Encoding` naming a coding libcurl cannot remove
+    /// (`x-custom`) would fail the transfer when the body arrives. Such a body is handed through
+    /// as received instead, every coding left on and the field intact (RFC 9110 §8.4: the
+    /// codings are the sender's statement of what was applied; the client may know what to do),
+    /// by turning libcurl's decoding off for this response. libcurl reads that option as each
+    /// piece of the body is written (7.88), after the header line was handed here. A mixed list
+    /// (`x-custom, gzip`) is handed through whole: libcurl cannot take off only some codings.
+    private func passUnknownCodings(_ line: UnsafeBufferPointer<UInt8>) {
+        // Most lines are not these two: their name's length rules them out before any String.
+        guard !decodingSuspended, let h = easy, let colon = line.firstIndex(of: 0x3A), colon == 16 || colon == 17 else { return }
+        let name = String(decoding: UnsafeBufferPointer(rebasing: line[..<colon]), as: UTF8.self).lowercased()
+        // (Without decompress libcurl decodes no content coding, and turning it off changes nothing.)
+        guard name == "transfer-encoding" || name == "content-encoding" else { return }
+        let value = String(decoding: UnsafeBufferPointer(rebasing: line[(colon + 1)...]), as: UTF8.self)
+        guard ContentCodings.namesUnknown(value, known: ContentCodings.removable) else { return }
+        _ = lunet_easy_setopt_long(h, CURLOPT_HTTP_CONTENT_DECODING, 0)
+        decodingSuspended = true
+        handleProfile = nil      // the handle is reset after this transfer, not reused as it is
     }
 
     // MARK: the end
@@ -512,6 +551,7 @@ public final class Transfer {
             response.download = (written: target.written, restarted: target.restarted, size: target.offset)
         }
         if capturesSentHead { response.sentHead = sentHead.string }
+        if trailerLines.count > 0 { response.trailers = HTTPHeaders(parsingLines: trailerLines.bytes) }
         return response
     }
 
@@ -529,9 +569,11 @@ public final class Transfer {
     var incompleteReply: LunetError? {
         // A HEAD's or a 1xx-only exchange's head still ends in a blank line; a cut does not.
         if !headerBlockEnded {
-            return LunetError(.protocol, currentStatus == 0 ? "the server closed the connection before a complete status line"
-                                                            : "the response ended inside its header block (the connection closed before the blank line that ends it)",
-                              url: request.url)
+            var e = LunetError(.protocol, currentStatus == 0 ? "the server closed the connection before a complete status line"
+                                                             : "the response ended inside its header block (the connection closed before the blank line that ends it)",
+                               url: request.url)
+            e.connectionLost = true
+            return e
         }
         return nil
     }
@@ -557,7 +599,9 @@ public final class Transfer {
             return LunetError(.protocol, "a response header line is larger than libcurl accepts (100 KB)", url: request.url)
         }
         let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: lunet_curl_easy_strerror(code))
-        return LunetError(CurlErrorMapping.kind(of: code), detail, url: request.url)
+        var e = LunetError(CurlErrorMapping.kind(of: code), detail, url: request.url)
+        e.connectionLost = CurlErrorMapping.losesTheConnection(code)
+        return e
     }
 }
 

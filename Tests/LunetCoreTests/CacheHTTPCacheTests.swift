@@ -112,9 +112,68 @@ final class CacheHTTPCacheTests: XCTestCase {
         XCTAssertEqual(cache.lookup(cacheRequest("https://example.com/a", [("Cache-Control", "min-fresh=95")]), now: cacheT0 + 10).kind, "stale")
         XCTAssertEqual(cache.lookup(cacheRequest("https://example.com/a", [("Cache-Control", "max-stale=50")]), now: cacheT0 + 130).kind, "hit-stale")
         XCTAssertEqual(cache.lookup(cacheRequest("https://example.com/a", [("Cache-Control", "max-stale=10")]), now: cacheT0 + 130).kind, "stale")
-        // A request that validates or asks for a range itself gets the server's answer.
+        // A request that validates itself gets the server's answer (a plain range is answered:
+        // testRangesAreAnsweredFromStoredResponsesAndPiecesAreCombined).
         XCTAssertEqual(cache.lookup(cacheRequest("https://example.com/a", [("If-None-Match", "\"q\"")]), now: cacheT0 + 1).kind, "miss")
-        XCTAssertEqual(cache.lookup(cacheRequest("https://example.com/a", [("Range", "bytes=0-1")]), now: cacheT0 + 1).kind, "miss")
+        XCTAssertEqual(cache.lookup(cacheRequest("https://example.com/a", [("Range", "bytes=0-1"), ("If-Range", "\"q\"")]), now: cacheT0 + 1).kind, "miss")
+    }
+
+    /// RFC 9111 §3.3: "A cache MUST NOT use an incomplete response to answer requests unless the
+    /// response has been made complete, or the request is partial and specifies a range wholly
+    /// within the incomplete response. A cache MUST NOT send a partial response to a client
+    /// without explicitly marking it using the 206 (Partial Content) status code." §3.4: "A
+    /// response might transfer only a subrange of a representation if the connection closed
+    /// prematurely or if the request used one or more Range specifiers ... the cache MAY
+    /// combine [stored responses] ... when the new response and stored response have the same
+    /// strong validator".
+    func testRangesAreAnsweredFromStoredResponsesAndPiecesAreCombined() {
+        let cache = makeCache()
+        let url = "https://example.com/r"
+        func get(_ range: String?) -> HTTPRequest { cacheRequest(url, range.map { [("Range", $0)] } ?? []) }
+        func piece(_ a: Int, _ b: Int, of body: String, etag: String) -> CacheStoreResult {
+            let request = get("bytes=\(a)-\(b)")
+            let bytes = String(Array(body)[a...b])
+            let r = cacheResponse(206, [("Cache-Control", "max-age=100"), ("ETag", etag), ("Content-Range", "bytes \(a)-\(b)/\(body.count)")],
+                                  body: bytes, request: request)
+            return cache.store(request: request, response: r, requestTime: cacheT0, responseTime: cacheT0)
+        }
+        func served(_ range: String?) -> (Int, String, String?)? {
+            guard case .hit(let c) = cache.lookup(get(range), now: cacheT0 + 1) else { return nil }
+            let r = c.response(for: get(range))
+            return (r.status, r.body.string, r.headers["Content-Range"])
+        }
+        let body = "abcdefghij"
+        XCTAssertEqual(piece(0, 3, of: body, etag: "\"s1\""), .stored)
+        XCTAssertNil(served(nil), "a piece never answers a whole request")
+        XCTAssertEqual(cache.lookup(get(nil), now: cacheT0 + 1).kind, "miss")
+        XCTAssertTrue(served("bytes=1-2")! == (206, "bc", "bytes 1-2/10"), "a range within the piece")
+        XCTAssertNil(served("bytes=2-5"), "a range past the piece goes to the server")
+        XCTAssertEqual(piece(4, 6, of: body, etag: "\"s1\""), .stored)          // touches: combined
+        XCTAssertTrue(served("bytes=2-5")! == (206, "cdef", "bytes 2-5/10"), "now held by the combined piece")
+        XCTAssertEqual(piece(6, 9, of: body, etag: "\"s1\""), .stored)          // overlaps, reaches the end: complete
+        XCTAssertTrue(served(nil)! == (200, body, nil), "made complete, it answers whole requests")
+        XCTAssertTrue(served("bytes=-3")! == (206, "hij", "bytes 7-9/10"), "a complete response answers any range")
+        XCTAssertTrue(served("bytes=8-")! == (206, "ij", "bytes 8-9/10"))
+        XCTAssertTrue(served("bytes=5-100")! == (206, "fghij", "bytes 5-9/10"))
+        XCTAssertNil(served("bytes=10-"), "unsatisfiable: the server answers")
+        XCTAssertNil(served("bytes=0-1,3-4"), "several ranges: the server answers")
+        XCTAssertEqual(piece(0, 3, of: body, etag: "\"s1\""), .notStored("the complete response with this validator is stored"))
+
+        // Another validator is another representation: never combined with what is stored.
+        let other = "ABCDEFGHIJ"
+        XCTAssertEqual(piece(5, 9, of: other, etag: "\"s2\""), .stored)
+        XCTAssertNil(served(nil), "the new piece replaced the complete response of the old validator")
+        XCTAssertNil(served("bytes=0-3"), "and none of the old bytes is served")
+        XCTAssertEqual(piece(0, 4, of: body, etag: "\"s1\""), .stored)
+        XCTAssertTrue(served("bytes=0-4")! == (206, "abcde", "bytes 0-4/10"))
+        XCTAssertNil(served("bytes=0-9"), "pieces of two validators are not put together")
+
+        // A body decoded from a content coding has other positions: never sliced.
+        let coded = cacheRequest("https://example.com/coded")
+        cache.store(request: coded, response: cacheResponse(200, [("Cache-Control", "max-age=100"), ("Content-Encoding", "gzip")], body: "decoded",
+                                                            request: coded), requestTime: cacheT0, responseTime: cacheT0)
+        XCTAssertEqual(cache.lookup(cacheRequest(coded.url, [("Range", "bytes=0-1")]), now: cacheT0 + 1).kind, "miss")
+        XCTAssertEqual(cache.lookup(coded, now: cacheT0 + 1).kind, "hit")
     }
 
     func testNoStoreIsNeverStored() {
@@ -246,9 +305,61 @@ final class CacheHTTPCacheTests: XCTestCase {
         let r = stored.response(for: head)
         XCTAssertEqual(r.body.count, 0)
         XCTAssertEqual(r.headers["Content-Length"], "5")
-        let result = cache.store(request: head, response: cacheResponse(200, [("Cache-Control", "max-age=100")], body: "", request: head),
+        let other = cacheRequest("https://example.com/nothing-stored", method: "HEAD")
+        let result = cache.store(request: other, response: cacheResponse(200, [("Cache-Control", "max-age=100")], body: "", request: other),
                                  requestTime: cacheT0, responseTime: cacheT0)
         XCTAssertEqual(result, .notStored("only GET responses are stored (not HEAD)"))
+        XCTAssertEqual(cache.lookup(cacheRequest("https://example.com/nothing-stored"), now: cacheT0).kind, "miss")
+    }
+
+    /// RFC 9111 §4.3.5: "When a cache makes an inbound HEAD request for a target URI and
+    /// receives a 200 (OK) response, the cache SHOULD update or invalidate each of its stored
+    /// GET responses that could have been chosen for that request ... If a cache updates a
+    /// stored response with the metadata provided in a HEAD response, the cache MUST use the
+    /// header fields provided in the HEAD response to update the stored response (see Section
+    /// 3.2)."
+    func testAHeadResponseFreshensOrInvalidatesTheStoredGet() {
+        let cache = makeCache()
+        put(cache, [("Cache-Control", "max-age=10"), ("ETag", "\"a\""), ("Content-Length", "5"), ("X-Version", "1")])
+        let head = cacheRequest(method: "HEAD")
+        let later = cacheT0 + 100
+        XCTAssertEqual(cache.lookup(cacheRequest(), now: later).kind, "stale")
+        let same = cacheResponse(200, [("Cache-Control", "max-age=600"), ("ETag", "\"a\""), ("Content-Length", "5"), ("X-Version", "2")],
+                                 body: "", request: head, date: later)
+        XCTAssertEqual(cache.store(request: head, response: same, requestTime: later, responseTime: later), .freshened)
+        guard case .hit(let fresh) = cache.lookup(cacheRequest(), now: later + 1) else { return XCTFail("freshened by the HEAD") }
+        let r = fresh.response(for: cacheRequest())
+        XCTAssertEqual(r.headers["X-Version"], "2", "the HEAD's fields replaced the stored ones")
+        XCTAssertEqual(r.body.string, "hello", "the stored body stays")
+
+        let changed = cacheResponse(200, [("Cache-Control", "max-age=600"), ("ETag", "\"b\""), ("Content-Length", "7")],
+                                    body: "", request: head, date: later)
+        XCTAssertEqual(cache.store(request: head, response: changed, requestTime: later, responseTime: later), .invalidated(1))
+        XCTAssertEqual(cache.lookup(cacheRequest(), now: later + 1).kind, "miss", "another representation now: the stored GET is gone")
+
+        put(cache, [("Cache-Control", "max-age=600"), ("ETag", "\"a\"")])
+        let notFound = cacheResponse(404, [("ETag", "\"z\"")], body: "", request: head, date: later)
+        XCTAssertEqual(cache.store(request: head, response: notFound, requestTime: later, responseTime: later),
+                       .notStored("a 404 to a HEAD neither is stored nor updates a stored GET"))
+        XCTAssertEqual(cache.lookup(cacheRequest(), now: later).kind, "hit", "only a 200 updates")
+    }
+
+    /// RFC 9111 §4.4 first (the POST invalidates its target), then RFC 9110 §9.3.3: a POST
+    /// response with explicit freshness and its own URL in Content-Location answers later GETs.
+    func testAPostResponseThatIsItsTargetsRepresentationAnswersLaterGets() {
+        let cache = makeCache()
+        let url = "https://example.com/items/1"
+        put(cache, url, [("Cache-Control", "max-age=100")], body: "before")
+        let post = cacheRequest(url, method: "POST")
+        let r = cacheResponse(200, [("Cache-Control", "max-age=100"), ("Content-Location", "/items/1")], body: "after", request: post)
+        XCTAssertEqual(cache.store(request: post, response: r, requestTime: cacheT0, responseTime: cacheT0), .stored)
+        guard case .hit(let stored) = cache.lookup(cacheRequest(url), now: cacheT0 + 1) else { return XCTFail("a hit") }
+        XCTAssertEqual(stored.response(for: cacheRequest(url)).body.string, "after")
+        XCTAssertEqual(cache.lookup(cacheRequest(url, method: "POST"), now: cacheT0 + 1).kind, "miss", "never answers a POST")
+
+        let plain = cacheResponse(200, [("Cache-Control", "max-age=100")], body: "other", request: post)
+        XCTAssertEqual(cache.store(request: post, response: plain, requestTime: cacheT0, responseTime: cacheT0), .invalidated(1))
+        XCTAssertEqual(cache.lookup(cacheRequest(url), now: cacheT0 + 1).kind, "miss", "without Content-Location: invalidated only")
     }
 
     func testUnsafeMethodsInvalidate() {
@@ -322,10 +433,15 @@ final class CacheHTTPCacheTests: XCTestCase {
         XCTAssertEqual(r.headers["X-Plain"], "p")
     }
 
-    func testSetCookieIsNeverStored() {
+    /// RFC 9111 §3.1: "Caches MUST include all received response header fields"; Set-Cookie is
+    /// not among the exceptions. A qualified no-cache still keeps it out of unvalidated hits.
+    func testSetCookieIsStoredAndServedWithAHit() {
         let cache = makeCache()
         put(cache, [("Cache-Control", "max-age=100"), ("Set-Cookie", "session=abc")])
-        XCTAssertNil(cache.lookup(cacheRequest(), now: cacheT0).stored?.response(for: cacheRequest()).headers["Set-Cookie"])
+        XCTAssertEqual(cache.lookup(cacheRequest(), now: cacheT0).stored?.response(for: cacheRequest()).headers["Set-Cookie"], "session=abc")
+        let other = cacheRequest("https://example.com/b")
+        put(cache, other.url, [("Cache-Control", "max-age=100, no-cache=\"Set-Cookie\""), ("Set-Cookie", "session=abc")])
+        XCTAssertNil(cache.lookup(other, now: cacheT0).stored?.response(for: other).headers["Set-Cookie"])
     }
 
     func testHeuristicFreshnessAndItsCap() {

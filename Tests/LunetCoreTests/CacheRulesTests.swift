@@ -1,4 +1,5 @@
 import XCTest
+import CLunet
 @testable import LunetCore
 
 /// RFC 9111's rules as pure functions, table by table.
@@ -17,7 +18,7 @@ final class CacheRulesTests: XCTestCase {
             Case(method: "HEAD", request: [], status: 200, response: [("Cache-Control", "max-age=60")], storable: false, line: #line),
             Case(method: "POST", request: [], status: 200, response: [("Cache-Control", "max-age=60")], storable: false, line: #line),
             Case(method: "GET", request: [], status: 100, response: [], storable: false, line: #line),             // not final
-            Case(method: "GET", request: [], status: 206, response: [("Cache-Control", "max-age=60")], storable: false, line: #line),
+            Case(method: "GET", request: [], status: 206, response: [("Cache-Control", "max-age=60")], storable: true, line: #line),    // a piece (§3.3)
             Case(method: "GET", request: [], status: 304, response: [], storable: false, line: #line),
             Case(method: "GET", request: [], status: 404, response: [], storable: true, line: #line),              // heuristic status
             Case(method: "GET", request: [], status: 410, response: [], storable: true, line: #line),
@@ -47,12 +48,41 @@ final class CacheRulesTests: XCTestCase {
         }
     }
 
-    func testStoredHeadersDropHopByHopProxyAndCookieFields() {
+    /// RFC 9111 §3.1: "Caches MUST include all received response header fields — including
+    /// unrecognized ones — when storing a response", except the Connection field and the fields
+    /// it names (removed before forwarding, "MAY be implemented by doing so before storage") and
+    /// the proxy's own fields, which "MUST NOT be stored ... Effectively, this is limited to
+    /// Proxy-Authenticate, Proxy-Authentication-Info, and Proxy-Authorization". `Set-Cookie` is
+    /// not excepted, so it is stored and a hit returns it.
+    /// RFC 9110 §8.4.1: content codings are named by case-insensitive tokens; RFC 9112 §6.1: a
+    /// transfer coding is a property of the message. The names libcurl takes off a body follow
+    /// what it was built with; anything else is handed through (see Transfer).
+    func testContentCodingsLibcurlCannotRemoveAreRecognised() {
+        let known = ContentCodings.removable(curlVersion: "libcurl/7.88.1 OpenSSL/3.0.19 zlib/1.2.13 brotli/1.0.9 zstd/1.5.4")
+        XCTAssertEqual(known, ["identity", "chunked", "gzip", "x-gzip", "deflate", "br", "zstd"])
+        XCTAssertEqual(ContentCodings.removable(curlVersion: "libcurl/8.5.0 OpenSSL/3.0 zlib/1.3"), ["identity", "chunked", "gzip", "x-gzip", "deflate"])
+        for (value, unknown) in [("gzip", false), ("GZIP", false), ("gzip, br", false), (" br ,zstd", false), ("x-custom", true),
+                                 ("gzip, x-custom", true), ("x-custom, gzip", true), ("compress", true), ("", false), (",", false),
+                                 ("chunked", false), ("gzip;q=1", false)] {
+            XCTAssertEqual(ContentCodings.namesUnknown(value, known: known), unknown, value)
+        }
+        // A response whose body may still carry a transfer coding is not stored: the field that
+        // says so is hop-by-hop and never stored (RFC 9111 §3.1).
+        let te = { (value: String) in CacheRules.storability(method: "GET", requestHeaders: HTTPHeaders(), status: 200,
+                                                             responseHeaders: HTTPHeaders([("Cache-Control", "max-age=60"), ("Transfer-Encoding", value)])) }
+        XCTAssertEqual(te("chunked"), .storable)
+        XCTAssertEqual(te("x-custom"), .notStorable("a transfer coding other than chunked was on the body"))
+        XCTAssertEqual(te("gzip, chunked"), .notStorable("a transfer coding other than chunked was on the body"))
+    }
+
+    func testStoredHeadersDropHopByHopAndProxyFieldsButKeepSetCookie() {
         let stored = CacheRules.storedHeaders(HTTPHeaders([
             ("Content-Type", "text/plain"), ("Connection", "keep-alive, X-Hop"), ("Keep-Alive", "timeout=5"), ("X-Hop", "1"),
             ("Transfer-Encoding", "chunked"), ("Set-Cookie", "s=1"), ("Proxy-Authenticate", "Basic"), ("ETag", "\"a\""),
+            ("Set-Cookie", "t=2; Path=/"),
         ]))
-        XCTAssertEqual(stored.fields.map(\.name), ["Content-Type", "ETag"])
+        XCTAssertEqual(stored.fields.map(\.name), ["Content-Type", "Set-Cookie", "ETag", "Set-Cookie"])
+        XCTAssertEqual(stored.all("Set-Cookie"), ["s=1", "t=2; Path=/"])
     }
 
     // MARK: freshness lifetime (§4.2.1, §4.2.2)
@@ -69,7 +99,7 @@ final class CacheRulesTests: XCTestCase {
             Case(status: 200, headers: [("Expires", at(-3600))], lifetime: 0, heuristic: false, line: #line),
             Case(status: 200, headers: [("Expires", "0")], lifetime: 0, heuristic: false, line: #line),                   // §5.3: invalid is past
             Case(status: 200, headers: [("Expires", "tomorrow"), ("Last-Modified", at(-10 * day))], lifetime: 0, heuristic: false, line: #line),
-            Case(status: 200, headers: [("Expires", at(100)), ("Expires", at(999))], lifetime: 100, heuristic: false, line: #line),  // the first
+            Case(status: 200, headers: [("Expires", at(100)), ("Expires", at(999))], lifetime: 0, heuristic: false, line: #line),    // two that disagree: stale (§4.2.1)
             Case(status: 200, headers: [("Cache-Control", "max-age=oops"), ("Expires", at(3600))], lifetime: 0, heuristic: false, line: #line),
             Case(status: 200, headers: [("Last-Modified", at(-5 * day))], lifetime: 0.5 * day, heuristic: true, line: #line),  // 10%
             Case(status: 200, headers: [("Last-Modified", at(-100 * day))], lifetime: day, heuristic: true, line: #line),     // capped
@@ -112,9 +142,6 @@ final class CacheRulesTests: XCTestCase {
             Case(headers: [("Date", at(500))], request: 0, response: 0, now: 0, age: 0, line: #line),
             // No Date: date_value is the response time.
             Case(headers: [], request: -1, response: 0, now: 5, age: 6, line: #line),
-            // An Age that is not delta-seconds is ignored.
-            Case(headers: [("Date", at(0)), ("Age", "-5")], request: 0, response: 0, now: 0, age: 0, line: #line),
-            Case(headers: [("Date", at(0)), ("Age", "ten")], request: 0, response: 0, now: 0, age: 0, line: #line),
             Case(headers: [("Date", at(0)), ("Age", " 7 ")], request: 0, response: 0, now: 0, age: 7, line: #line),
             // A clock that went backwards makes no negative resident time.
             Case(headers: [("Date", at(0))], request: 0, response: 0, now: -50, age: 0, line: #line),
@@ -124,6 +151,46 @@ final class CacheRulesTests: XCTestCase {
                                             responseTime: cacheT0 + c.response, now: cacheT0 + c.now)
             XCTAssertEqual(age, c.age, accuracy: 0.001, "\(c.headers)", line: c.line)
         }
+    }
+
+    /// RFC 9111 §5.1: "a cache encountering a message with a list-based Age field value SHOULD
+    /// use the first member of the field value, discarding subsequent ones. If the field value
+    /// (after discarding additional members, as per above) is invalid (e.g., it contains
+    /// something other than a non-negative integer), a cache SHOULD ignore the field."
+    /// Ignoring it would make age_value 0 and could serve an arbitrarily old response as fresh;
+    /// lunet reads an invalid Age as the greatest age instead (§1.2.2's 2^31), so the response
+    /// is stale and validated before use, as §4.2.1 encourages for invalid freshness information.
+    func testAgeTakesTheFirstMemberAndAnInvalidAgeMakesTheResponseStale() {
+        let greatest = Double(CacheControl.greatestDelta)
+        let cases: [([(String, String)], Double, UInt)] = [
+            ([], 0, #line),                                            // absent: 0 (§4.2.3)
+            ([("Age", "7200")], 7200, #line),
+            ([("Age", "7200, 0")], 7200, #line),                       // a list: the first member
+            ([("Age", "7200,0")], 7200, #line),
+            ([("Age", " , 30, 5")], 30, #line),                        // empty members do not count (RFC 9110 §5.6.1)
+            ([("Age", "30"), ("Age", "0")], 30, #line),                // two field lines are one list
+            ([("Age", "99999999999")], greatest, #line),               // saturates at 2^31 (§1.2.2)
+            ([("Age", "100s")], greatest, #line),                      // a suffix: invalid
+            ([("Age", "100;q=1")], greatest, #line),                   // a parameter: invalid
+            ([("Age", "1.5")], greatest, #line),
+            ([("Age", "-5")], greatest, #line),
+            ([("Age", "ten")], greatest, #line),
+            ([("Age", "\"10\"")], greatest, #line),
+            ([("Age", "")], greatest, #line),                          // present but empty: invalid
+            ([("Age", "bad, 10")], greatest, #line),                   // the first member decides
+        ]
+        for (headers, expected, line) in cases {
+            XCTAssertEqual(CacheRules.ageValue(HTTPHeaders(headers)), expected, "\(headers)", line: line)
+        }
+        // The issue's example: a response one hour past its two-hour lifetime, with a list Age.
+        let h = HTTPHeaders([("Date", at(0)), ("Cache-Control", "max-age=3600"), ("Age", "7200, 0")])
+        let age = CacheRules.currentAge(headers: h, requestTime: cacheT0, responseTime: cacheT0, now: cacheT0)
+        XCTAssertEqual(age, 7200)
+        XCTAssertFalse(CacheRules.usableWithoutValidation(response: CacheControl(h), request: CacheControl(),
+                                                          lifetime: 3600, age: age), "stale, so validated")
+        let invalid = HTTPHeaders([("Date", at(0)), ("Cache-Control", "max-age=3600"), ("Age", "100s")])
+        XCTAssertGreaterThan(CacheRules.currentAge(headers: invalid, requestTime: cacheT0, responseTime: cacheT0, now: cacheT0), 3600,
+                             "an unreadable Age never leaves the response fresh")
     }
 
     // MARK: using a stored response (§4, §4.2.4, §5.2.1)
@@ -159,6 +226,50 @@ final class CacheRulesTests: XCTestCase {
         }
     }
 
+    /// RFC 5861 §3: stale-while-revalidate "indicates that caches MAY serve the response in which
+    /// it appears after it becomes stale, up to the indicated number of seconds". §4:
+    /// stale-if-error "indicates that when an error is encountered, a cached stale response MAY
+    /// be used to satisfy the request, regardless of other freshness information", within its
+    /// limit; the request may carry it too. Neither overrides must-revalidate or no-cache
+    /// (RFC 9111 §4.2.4: "A cache MUST NOT generate a stale response if it is prohibited by an
+    /// explicit in-protocol directive").
+    func testStaleWhileRevalidateAndStaleIfErrorWindows() {
+        struct Case { let response: String; let request: String; let age: Double; let swr: Bool; let sie: Bool; let line: UInt }
+        // lifetime 60 in every case; staleness = age - 60
+        let cases: [Case] = [
+            Case(response: "max-age=60, stale-while-revalidate=30", request: "", age: 70, swr: true, sie: false, line: #line),
+            Case(response: "max-age=60, stale-while-revalidate=30", request: "", age: 90, swr: true, sie: false, line: #line),   // the edge
+            Case(response: "max-age=60, stale-while-revalidate=30", request: "", age: 91, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-while-revalidate=30", request: "", age: 50, swr: false, sie: false, line: #line),  // fresh: not this
+            Case(response: "max-age=60, stale-while-revalidate=30, must-revalidate", request: "", age: 70, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-while-revalidate=30, no-cache", request: "", age: 70, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-while-revalidate=30", request: "no-cache", age: 70, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-while-revalidate=30", request: "min-fresh=1", age: 70, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-while-revalidate=30", request: "max-age=65", age: 70, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-while-revalidate=30", request: "max-age=80", age: 70, swr: true, sie: false, line: #line),
+            Case(response: "max-age=60, stale-if-error=30", request: "", age: 90, swr: false, sie: true, line: #line),
+            Case(response: "max-age=60, stale-if-error=30", request: "", age: 91, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-if-error=30", request: "stale-if-error=100", age: 150, swr: false, sie: true, line: #line),
+            Case(response: "max-age=60, stale-if-error=300", request: "stale-if-error=10", age: 150, swr: false, sie: false, line: #line),  // the client's limit
+            Case(response: "max-age=60", request: "stale-if-error=100", age: 150, swr: false, sie: true, line: #line),
+            Case(response: "max-age=60, stale-if-error=30, must-revalidate", request: "", age: 70, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-if-error=30, no-cache", request: "stale-if-error=30", age: 70, swr: false, sie: false, line: #line),
+            Case(response: "max-age=60, stale-while-revalidate=1.5, stale-if-error=x", request: "", age: 61, swr: false, sie: false, line: #line),
+        ]
+        for c in cases {
+            let cc = CacheControl(parsing: c.response), q = CacheControl(parsing: c.request)
+            XCTAssertEqual(CacheRules.mayServeWhileRevalidating(response: cc, request: q, lifetime: 60, age: c.age), c.swr, "swr", line: c.line)
+            XCTAssertEqual(CacheRules.mayServeInsteadOfError(response: cc, request: q, lifetime: 60, age: c.age), c.sie, "sie", line: c.line)
+        }
+        // What counts as an error: those statuses, and a connection that ended below HTTP.
+        XCTAssertEqual(CacheRules.staleIfErrorStatuses, [500, 502, 503, 504])
+        XCTAssertTrue(CurlErrorMapping.losesTheConnection(CURLE_GOT_NOTHING))      // an empty reply
+        XCTAssertTrue(CurlErrorMapping.losesTheConnection(CURLE_RECV_ERROR))       // a reset
+        XCTAssertTrue(CurlErrorMapping.losesTheConnection(CURLE_PARTIAL_FILE))     // closed inside the body
+        XCTAssertFalse(CurlErrorMapping.losesTheConnection(CURLE_WEIRD_SERVER_REPLY))
+        XCTAssertFalse(CurlErrorMapping.losesTheConnection(CURLE_BAD_CONTENT_ENCODING))
+    }
+
     func testStaleMayBeServedWhenDisconnectedUnlessForbidden() {
         XCTAssertTrue(CacheRules.mayServeStale(CacheControl(parsing: "max-age=10")))
         XCTAssertFalse(CacheRules.mayServeStale(CacheControl(parsing: "max-age=10, must-revalidate")))
@@ -179,13 +290,26 @@ final class CacheRulesTests: XCTestCase {
         XCTAssertEqual(fields([]), [])
     }
 
+    /// RFC 9111 §4.3.4: "If the new response contains a strong validator (see Section 8.8.1 of
+    /// [HTTP]), then that strong validator identifies the selected representation for update.
+    /// All the stored responses with the same strong validator are identified for update. If the
+    /// new response contains no strong validator but does contain one or more weak validators,
+    /// and those validators correspond to one of the cache's stored responses, then the most
+    /// recent of those matching stored responses is identified for update." A 304 that
+    /// identifies no stored response updates nothing.
     func testNotModifiedSelectsTheStoredResponse() {
         struct Case { let stored: [(String, String)]; let notModified: [(String, String)]; let selects: Bool; let line: UInt }
         let lm = "Sun, 06 Nov 1994 08:49:37 GMT"
         let cases: [Case] = [
             Case(stored: [("ETag", "\"a\"")], notModified: [("ETag", "\"a\"")], selects: true, line: #line),
             Case(stored: [("ETag", "\"a\"")], notModified: [("ETag", "\"b\"")], selects: false, line: #line),
-            Case(stored: [("ETag", "W/\"a\"")], notModified: [("ETag", "\"a\"")], selects: true, line: #line),
+            Case(stored: [("ETag", "W/\"a\"")], notModified: [("ETag", "\"a\"")], selects: false, line: #line),  // strong: strong comparison
+            Case(stored: [("ETag", "W/\"a\"")], notModified: [("ETag", "W/\"a\"")], selects: true, line: #line),
+            Case(stored: [("ETag", "W/\"a\"")], notModified: [("ETag", "W/\"b\"")], selects: false, line: #line),
+            Case(stored: [("Last-Modified", lm)], notModified: [("ETag", "\"a\"")], selects: false, line: #line),
+            Case(stored: [("ETag", "\"a\""), ("Last-Modified", lm)], notModified: [("Last-Modified", "Mon, 07 Nov 1994 08:49:37 GMT")], selects: false, line: #line),
+            Case(stored: [("ETag", "\"a\"")], notModified: [("Last-Modified", lm)], selects: false, line: #line),
+            Case(stored: [("Last-Modified", lm)], notModified: [("Last-Modified", "SUN, 06 NOV 1994 08:49:37 GMT")], selects: true, line: #line),
             Case(stored: [("ETag", "\"a\"")], notModified: [("ETag", "W/\"a\"")], selects: true, line: #line),
             Case(stored: [], notModified: [("ETag", "\"a\"")], selects: false, line: #line),
             Case(stored: [("ETag", "\"a\"")], notModified: [], selects: true, line: #line),     // a 304 without validators
@@ -194,6 +318,35 @@ final class CacheRulesTests: XCTestCase {
         ]
         for c in cases {
             XCTAssertEqual(CacheRules.notModifiedSelects(stored: HTTPHeaders(c.stored), notModified: HTTPHeaders(c.notModified)), c.selects, line: c.line)
+        }
+    }
+
+    /// RFC 9111 §4.3.5: "For each of the stored responses that could have been chosen, if the
+    /// stored response and HEAD response have matching values for any received validator fields
+    /// (ETag and Last-Modified) and, if the HEAD response has a Content-Length header field, the
+    /// value of Content-Length matches that of the stored response, the cache SHOULD update the
+    /// stored response as described below; otherwise, the cache SHOULD consider the stored
+    /// response to be stale."
+    func testAHeadResponseDescribesTheStoredResponseOnlyWhenItsValidatorsAndLengthMatch() {
+        struct Case { let stored: [(String, String)]; let body: Int; let head: [(String, String)]; let matches: Bool; let line: UInt }
+        let lm = "Sun, 06 Nov 1994 08:49:37 GMT"
+        let cases: [Case] = [
+            Case(stored: [("ETag", "\"a\""), ("Content-Length", "5")], body: 5, head: [("ETag", "\"a\""), ("Content-Length", "5")], matches: true, line: #line),
+            Case(stored: [("ETag", "\"a\"")], body: 5, head: [("ETag", "\"b\"")], matches: false, line: #line),
+            Case(stored: [("ETag", "\"a\"")], body: 5, head: [("ETag", "W/\"a\"")], matches: false, line: #line),
+            Case(stored: [], body: 5, head: [("ETag", "\"a\"")], matches: false, line: #line),
+            Case(stored: [("ETag", "\"a\"")], body: 5, head: [], matches: true, line: #line),                  // nothing received to differ
+            Case(stored: [("Last-Modified", lm)], body: 5, head: [("Last-Modified", lm)], matches: true, line: #line),
+            Case(stored: [("Last-Modified", lm)], body: 5, head: [("Last-Modified", "Mon, 07 Nov 1994 08:49:37 GMT")], matches: false, line: #line),
+            Case(stored: [("ETag", "\"a\""), ("Content-Length", "5")], body: 5, head: [("ETag", "\"a\""), ("Content-Length", "6")], matches: false, line: #line),
+            Case(stored: [("ETag", "\"a\"")], body: 5, head: [("Content-Length", "5")], matches: true, line: #line),   // measured by the body
+            Case(stored: [("ETag", "\"a\"")], body: 5, head: [("Content-Length", "9")], matches: false, line: #line),
+            Case(stored: [("Content-Encoding", "gzip")], body: 50, head: [("Content-Length", "20")], matches: false, line: #line),  // decoded: unknown
+            Case(stored: [("Content-Encoding", "gzip"), ("Content-Length", "20")], body: 50, head: [("Content-Length", "20")], matches: true, line: #line),
+        ]
+        for c in cases {
+            XCTAssertEqual(CacheRules.headDescribesStored(stored: HTTPHeaders(c.stored), storedBodyCount: c.body, head: HTTPHeaders(c.head)),
+                           c.matches, line: c.line)
         }
     }
 
@@ -211,7 +364,7 @@ final class CacheRulesTests: XCTestCase {
         XCTAssertEqual(updated["X-New"], "2")
         XCTAssertNil(updated["X-Hop"])
         XCTAssertNil(updated["Connection"])
-        XCTAssertNil(updated["Set-Cookie"])
+        XCTAssertEqual(updated["Set-Cookie"], "s=1")            // stored like any field (§3.1)
         XCTAssertEqual(updated.all("Cache-Control").count, 1)
     }
 
@@ -245,6 +398,33 @@ final class CacheRulesTests: XCTestCase {
     }
 
     // MARK: invalidation (§4.4)
+
+    /// RFC 9110 §9.3.3: "Responses to POST requests are only cacheable when they include explicit
+    /// freshness information (see Section 4.2.1 of [CACHING]) and a Content-Location header
+    /// field that has the same value as the POST's target URI (Section 8.7). A cached POST
+    /// response can be reused to satisfy a later GET or HEAD request."
+    func testAPostResponseRepresentsItsTargetOnlyWithExplicitFreshnessAndItsOwnContentLocation() {
+        let url = "https://example.com/items/1?x=1"
+        struct Case { let status: Int; let headers: [(String, String)]; let reusable: Bool; let line: UInt }
+        let cases: [Case] = [
+            Case(status: 200, headers: [("Cache-Control", "max-age=60"), ("Content-Location", url)], reusable: true, line: #line),
+            Case(status: 200, headers: [("Cache-Control", "max-age=60"), ("Content-Location", "/items/1?x=1")], reusable: true, line: #line),
+            Case(status: 200, headers: [("Cache-Control", "max-age=60"), ("Content-Location", "HTTPS://EXAMPLE.COM:443/items/%31?x=1")], reusable: true, line: #line),
+            Case(status: 200, headers: [("Expires", "Thu, 01 Dec 2050 16:00:00 GMT"), ("Content-Location", url)], reusable: true, line: #line),
+            Case(status: 203, headers: [("Cache-Control", "max-age=60"), ("Content-Location", url)], reusable: true, line: #line),
+            Case(status: 200, headers: [("Content-Location", url)], reusable: false, line: #line),                       // no explicit freshness
+            Case(status: 200, headers: [("Cache-Control", "public"), ("Content-Location", url)], reusable: false, line: #line),
+            Case(status: 200, headers: [("Cache-Control", "max-age=60")], reusable: false, line: #line),                // no Content-Location
+            Case(status: 200, headers: [("Cache-Control", "max-age=60"), ("Content-Location", "/items/2")], reusable: false, line: #line),
+            Case(status: 200, headers: [("Cache-Control", "max-age=60"), ("Content-Location", "/items/1?x=2")], reusable: false, line: #line),
+            Case(status: 201, headers: [("Cache-Control", "max-age=60"), ("Content-Location", url)], reusable: false, line: #line),
+            Case(status: 500, headers: [("Cache-Control", "max-age=60"), ("Content-Location", url)], reusable: false, line: #line),
+        ]
+        for c in cases {
+            XCTAssertEqual(CacheRules.postResponseRepresentsTarget(requestURL: url, status: c.status, headers: HTTPHeaders(c.headers)),
+                           c.reusable, line: c.line)
+        }
+    }
 
     func testInvalidationTable() {
         struct Case { let method: String; let status: Int; let headers: [(String, String)]; let urls: [String]; let line: UInt }

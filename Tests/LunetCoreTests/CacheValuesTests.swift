@@ -11,7 +11,7 @@ final class CacheValuesTests: XCTestCase {
             Case(value: "max-age=60", check: { $0.maxAge == 60 }, line: #line),
             Case(value: "MAX-AGE=60", check: { $0.maxAge == 60 }, line: #line),                       // names ignore case
             Case(value: "max-age=\"60\"", check: { $0.maxAge == 60 }, line: #line),                   // quoted form accepted (§5.2)
-            Case(value: "max-age=60, max-age=10", check: { $0.maxAge == 60 }, line: #line),           // first occurrence wins
+            Case(value: "max-age=60, max-age=60", check: { $0.maxAge == 60 }, line: #line),           // the same value again
             Case(value: "max-age=abc", check: { $0.maxAge == 0 }, line: #line),                       // invalid: stale
             Case(value: "max-age=-1", check: { $0.maxAge == 0 }, line: #line),
             Case(value: "max-age", check: { $0.maxAge == 0 }, line: #line),
@@ -36,10 +36,8 @@ final class CacheValuesTests: XCTestCase {
             Case(value: "no-transform", check: { $0.noTransform }, line: #line),
             Case(value: "community=\"UCI\", foo", check: {
                 $0.extensions == [.init(name: "community", value: "UCI"), .init(name: "foo", value: nil)] }, line: #line),
-            Case(value: "  max-age = 5 ,, no-store  ", check: { $0.maxAge == 5 && $0.noStore }, line: #line),  // OWS, empty members
-            Case(value: "max-age=5 junk, no-store", check: { $0.maxAge == nil && $0.noStore }, line: #line),   // a bad member is skipped
+            Case(value: "  max-age=5 ,, no-store  ", check: { $0.maxAge == 5 && $0.noStore }, line: #line),  // OWS, empty members
             Case(value: "no-cache=\"a, \\\"b\\\"\", max-age=1", check: { $0.noCacheFields == ["a", "\"b\""] && $0.maxAge == 1 }, line: #line),
-            Case(value: "no-cache=\"unclosed, max-age=1", check: { $0.noCacheFields.isEmpty && $0.maxAge == nil }, line: #line),
             Case(value: "", check: { $0.isEmpty }, line: #line),
             Case(value: ",,,", check: { $0.isEmpty }, line: #line),
             Case(value: "=5", check: { $0.isEmpty }, line: #line),
@@ -49,9 +47,112 @@ final class CacheValuesTests: XCTestCase {
         }
     }
 
+    /// RFC 9111 §4.2.1: "When there is more than one value present for a given directive (e.g.,
+    /// two Expires header field lines or multiple Cache-Control: max-age directives), either the
+    /// first occurrence should be used or the response should be considered stale. If directives
+    /// conflict (e.g., both max-age and no-cache are present), the most restrictive directive
+    /// should be honored. Caches are encouraged to consider responses that have invalid freshness
+    /// information (e.g., a max-age directive with non-integer content) to be stale."
+    /// §5.2: directive names compare case-insensitively, and "recipients ought to accept both
+    /// forms [token and quoted-string], even if a specific form is required for generation".
+    /// RFC 9110 §5.6 has no whitespace around "=" in `token [ "=" ( token / quoted-string ) ]`.
+    /// The decisions (the table in docs/cache.md, "Cache-Control edge cases"):
+    func testCacheControlEdgeCasesDecideAsRFC9111Says() {
+        struct Case { let value: String; let maxAge: Int?; let line: UInt }
+        let maxAges: [Case] = [
+            Case(value: "max-age=100", maxAge: 100, line: #line),
+            Case(value: "MAX-AGE=100", maxAge: 100, line: #line),                 // names without case
+            Case(value: "Max-Age=\"100\"", maxAge: 100, line: #line),             // quoted form accepted
+            Case(value: "max-age=100, max-age=100", maxAge: 100, line: #line),    // repeated, same value
+            Case(value: "max-age=100, max-age=200", maxAge: 0, line: #line),      // two values: stale
+            Case(value: "max-age=200, MAX-AGE=100", maxAge: 0, line: #line),
+            Case(value: "max-age=100, max-age=abc", maxAge: 0, line: #line),
+            Case(value: "max-age = 100", maxAge: 0, line: #line),                 // spaces around "=": invalid, stale
+            Case(value: "max-age =100", maxAge: 0, line: #line),
+            Case(value: "max-age= 100", maxAge: 0, line: #line),
+            Case(value: "max-age=1.5", maxAge: 0, line: #line),                   // not delta-seconds: stale
+            Case(value: "max-age=a100", maxAge: 0, line: #line),
+            Case(value: "max-age=100a", maxAge: 0, line: #line),
+            Case(value: "max-age=\"100a\"", maxAge: 0, line: #line),
+            Case(value: "max-age=\"\"", maxAge: 0, line: #line),
+            Case(value: "max-age=", maxAge: 0, line: #line),
+            Case(value: "max-age=+100", maxAge: 0, line: #line),
+            Case(value: "max-age=100 junk", maxAge: 0, line: #line),              // a malformed member: stale
+            Case(value: "max-age=100;x=1", maxAge: 0, line: #line),
+            Case(value: "max-age=\"100", maxAge: 0, line: #line),                  // unclosed quote
+            Case(value: "max-agex=100", maxAge: nil, line: #line),                // another directive
+            Case(value: "public", maxAge: nil, line: #line),
+        ]
+        for c in maxAges {
+            XCTAssertEqual(CacheControl(parsing: c.value).maxAge, c.maxAge, "Cache-Control: \(c.value)", line: c.line)
+        }
+        // A response whose max-age is invalid is stale, never heuristically fresh.
+        for value in ["max-age=1.5", "max-age = 60", "max-age=60, max-age=120"] {
+            let f = CacheRules.freshnessLifetime(status: 200, headers: HTTPHeaders([("Cache-Control", value), ("Date", HTTPDate.format(cacheT0)),
+                                                                                   ("Last-Modified", HTTPDate.format(cacheT0 - 86400))]),
+                                                 responseTime: cacheT0)
+            XCTAssertEqual(f.lifetime, 0, value)
+            XCTAssertFalse(f.heuristic, value)
+        }
+        // Malformed restrictive directives keep their most restrictive reading; malformed
+        // permissive ones are dropped.
+        let bad = CacheControl(parsing: "no-cache = \"a\", private= x, no-store junk, must-revalidate=1, public junk, immutable=, max-stale = 10, stale-if-error=1.5, must-understand x")
+        XCTAssertTrue(bad.noCache, "a malformed no-cache is the bare one")
+        XCTAssertTrue(bad.isPrivate)
+        XCTAssertTrue(bad.noStore)
+        XCTAssertTrue(bad.mustRevalidate)
+        XCTAssertFalse(bad.isPublic)
+        XCTAssertFalse(bad.immutable)
+        XCTAssertNil(bad.maxStale)
+        XCTAssertNil(bad.staleIfError)
+        XCTAssertFalse(bad.mustUnderstand)
+        XCTAssertTrue(CacheControl(parsing: "no-cache=\"unclosed, max-age=1").noCache, "an unclosed quote swallows the rest")
+        // Two Expires lines that disagree: stale (§4.2.1); the same date twice is that date.
+        let expires = { (lines: [String]) in
+            CacheRules.freshnessLifetime(status: 200, headers: HTTPHeaders([("Date", HTTPDate.format(cacheT0))] + lines.map { ("Expires", $0) }),
+                                         responseTime: cacheT0).lifetime
+        }
+        XCTAssertEqual(expires([HTTPDate.format(cacheT0 + 60), HTTPDate.format(cacheT0 + 60)]), 60)
+        XCTAssertEqual(expires([HTTPDate.format(cacheT0 + 60), HTTPDate.format(cacheT0 + 600)]), 0)
+        XCTAssertEqual(expires([HTTPDate.format(cacheT0 + 60), "0"]), 0)
+    }
+
+    /// RFC 9110 §14.1.2 (byte ranges: "first-last", "first-", "-suffix"; a last position past
+    /// the end means the end), §14.4 (Content-Range: "bytes first-last/complete-length", with
+    /// "*" for an unknown length), §8.8.3 (a strong ETag has no "W/").
+    func testByteRangesAndContentRanges() {
+        XCTAssertEqual(CacheRanges.single("bytes=0-99"), .from(0, last: 99))
+        XCTAssertEqual(CacheRanges.single("Bytes = 5-"), nil)            // no spaces around "=" in the grammar
+        XCTAssertEqual(CacheRanges.single("BYTES=5-"), .from(5, last: nil))
+        XCTAssertEqual(CacheRanges.single("bytes=-20"), .suffix(20))
+        for bad in ["bytes=0-1,5-6", "bytes=5-1", "bytes=-0", "bytes=-", "bytes=a-1", "items=0-1", "bytes=0x-1", ""] {
+            XCTAssertNil(CacheRanges.single(bad), bad)
+        }
+        XCTAssertEqual(CacheRanges.resolve(.from(0, last: 99), length: 10), 0...9)
+        XCTAssertEqual(CacheRanges.resolve(.from(3, last: nil), length: 10), 3...9)
+        XCTAssertEqual(CacheRanges.resolve(.suffix(4), length: 10), 6...9)
+        XCTAssertEqual(CacheRanges.resolve(.suffix(40), length: 10), 0...9)
+        XCTAssertNil(CacheRanges.resolve(.from(10, last: nil), length: 10))
+        XCTAssertNil(CacheRanges.resolve(.suffix(1), length: 0))
+        XCTAssertTrue(CacheRanges.contentRange("bytes 0-4/10")! == (0...4, 10))
+        XCTAssertTrue(CacheRanges.contentRange("bytes 5-9/*")! == (5...9, nil))
+        for bad in ["bytes 5-10/10", "bytes 4-3/10", "bytes */10", "items 0-1/2", "bytes 0-1"] { XCTAssertNil(CacheRanges.contentRange(bad), bad) }
+        XCTAssertEqual(CacheRanges.strongValidator(HTTPHeaders([("ETag", "\"a\"")])), "\"a\"")
+        XCTAssertNil(CacheRanges.strongValidator(HTTPHeaders([("ETag", "W/\"a\"")])))
+        XCTAssertNil(CacheRanges.strongValidator(HTTPHeaders()))
+        let a: [UInt8] = Array("abcd".utf8), b: [UInt8] = Array("XYZ".utf8)
+        a.withUnsafeBufferPointer { pa in
+            b.withUnsafeBufferPointer { pb in
+                XCTAssertEqual(CacheRanges.combined(older: (0...3, pa), newer: (4...6, pb)).map { String(decoding: $0.bytes, as: UTF8.self) }, "abcdXYZ")
+                XCTAssertEqual(CacheRanges.combined(older: (0...3, pa), newer: (2...4, pb)).map { String(decoding: $0.bytes, as: UTF8.self) }, "abXYZ")
+                XCTAssertEqual(CacheRanges.combined(older: (5...8, pa), newer: (1...3, pb)).map { String(decoding: $0.bytes, as: UTF8.self) }, nil)
+            }
+        }
+    }
+
     func testCacheControlCombinesFieldLines() {
         let cc = CacheControl(HTTPHeaders([("Cache-Control", "max-age=10"), ("cache-control", "must-revalidate"), ("Cache-Control", "max-age=99")]))
-        XCTAssertEqual(cc.maxAge, 10)
+        XCTAssertEqual(cc.maxAge, 0, "two max-age values, on two lines, still conflict: stale")
         XCTAssertTrue(cc.mustRevalidate)
     }
 
@@ -87,13 +188,53 @@ final class CacheValuesTests: XCTestCase {
         XCTAssertEqual(HTTPDate.parse("Friday, 01-Jan-99 00:00:00 GMT", now: in2023), HTTPDate.parse("Fri, 01 Jan 1999 00:00:00 GMT"))
     }
 
+    /// RFC 9111 §4.2: "Although all date formats are specified to be case-sensitive, a cache
+    /// recipient SHOULD match the field value case-insensitively." RFC 9110 §5.6.7: "A recipient
+    /// that parses a timestamp value in an HTTP header field MUST accept all three HTTP-date
+    /// formats."
+    func testHTTPDateMatchesNamesWithoutCase() {
+        let instant = 784_111_777.0
+        for s in ["SUN, 06 NOV 1994 08:49:37 GMT", "sun, 06 nov 1994 08:49:37 gmt", "Sun, 06 nOv 1994 08:49:37 Gmt",
+                  "SUNDAY, 06-NOV-94 08:49:37 GMT", "sunday, 06-nov-94 08:49:37 gmt",
+                  "SUN NOV  6 08:49:37 1994", "sun nov  6 08:49:37 1994"] {
+            XCTAssertEqual(HTTPDate.parse(s, now: cacheT0), instant, s)
+        }
+        XCTAssertEqual(HTTPDate.parse("THU, 18 AUG 2050 02:01:18 GMT"), HTTPDate.parse("Thu, 18 Aug 2050 02:01:18 GMT"))
+        XCTAssertNotNil(HTTPDate.parse("Thu, 18 Aug 2050 02:01:18 GMT"))
+        // Case is the only leniency: the names must still be names.
+        XCTAssertNil(HTTPDate.parse("SUNX, 06 NOV 1994 08:49:37 GMT"))
+        XCTAssertNil(HTTPDate.parse("Sun, 06 NOVEMBER 1994 08:49:37 GMT"))
+        XCTAssertNil(HTTPDate.parse("Sun, 06 Nov 1994 08:49:37 UTC"))
+    }
+
+    /// The same leniency where the cache reads dates: `Expires`, `Date` and `Last-Modified` in
+    /// any letter case and in the obsolete forms give the lifetime they name (RFC 9111 §4.2,
+    /// §4.2.1, §4.2.2); an `Expires` that is no date at all still means "already expired"
+    /// (RFC 9111 §5.3: "A cache recipient MUST interpret invalid date formats, especially the
+    /// value "0", as representing a time in the past").
+    func testCacheReadsDatesInAnyCaseAndForm() {
+        let t = 2_544_400_878.0   // Thu, 18 Aug 2050 02:01:18 GMT
+        let date = t - 3600
+        func lifetime(_ h: [(String, String)]) -> Double {
+            CacheRules.freshnessLifetime(status: 200, headers: HTTPHeaders(h), responseTime: date).lifetime
+        }
+        XCTAssertEqual(lifetime([("Date", "Thu, 18 Aug 2050 01:01:18 GMT"), ("Expires", "THU, 18 AUG 2050 02:01:18 GMT")]), 3600)
+        XCTAssertEqual(lifetime([("Date", "THURSDAY, 18-AUG-50 01:01:18 GMT"), ("Expires", "thu aug 18 02:01:18 2050")]), 3600)
+        XCTAssertEqual(lifetime([("Date", "thu, 18 aug 2050 01:01:18 gmt"), ("Expires", "Thursday, 18-Aug-50 02:01:18 GMT")]), 3600)
+        for invalid in ["0", "-1", "never", "Thu, 18 Aug 2050 02:01:18", "Thu, 32 Aug 2050 02:01:18 GMT"] {
+            XCTAssertEqual(lifetime([("Date", "Thu, 18 Aug 2050 01:01:18 GMT"), ("Expires", invalid)]), 0, invalid)
+        }
+        // Last-Modified in capitals still gives heuristic freshness (10% of Date - Last-Modified).
+        let h = lifetime([("Date", "THU, 18 AUG 2050 01:01:18 GMT"), ("Last-Modified", "THU, 18 AUG 2050 00:01:18 GMT")])
+        XCTAssertEqual(h, 360)
+    }
+
     func testHTTPDateRejectsEverythingElse() {
         let invalid = [
             "", "0", "-1", "tomorrow", "1700000000",
             "Sun, 06 Nov 1994 08:49:37 UTC",        // zone must be GMT
             "Sun, 06 Nov 1994 08:49:37",            // no zone
             "Sun, 6 Nov 1994 08:49:37 GMT",         // day must be two digits
-            "sun, 06 nov 1994 08:49:37 GMT",        // names are case-sensitive
             "Sun, 06 Nov 94 08:49:37 GMT",          // IMF-fixdate has four-digit years
             "Sun, 31 Feb 1994 08:49:37 GMT",        // no such day
             "Sun, 29 Feb 2023 08:49:37 GMT",        // not a leap year

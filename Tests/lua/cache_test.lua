@@ -7,15 +7,7 @@ local BIN = h.env("LUNET_HTTPBIN")
 local NGINX = h.env("LUNET_NGINX")
 local HOSTILE = h.env("LUNET_HOSTILE")
 
-local dir = os.tmpname()
-os.remove(dir)
-local function fresh_cache(opts)
-  opts = opts or {}
-  opts.dir = opts.dir or (dir .. "-" .. math.random(1e9))
-  local c = http.cache(opts)
-  c:clear()
-  return c, opts.dir
-end
+local fresh_cache = h.fresh_cache
 local function unique(name) return name .. "-" .. os.time() .. "-" .. math.random(1e6) end
 local function hits(key) return http.get(HOSTILE .. "/hits-count/" .. key).json.count end
 
@@ -198,5 +190,5 @@ test("stats, entries, purge and clear", function()
   eq(#c:entries(), 0, "cleared")
 end)
 
-h.cleanup(after_all, function() os.execute("rm -rf " .. dir .. "*") end)
+h.cleanup(after_all, h.remove_caches)
 h.done()

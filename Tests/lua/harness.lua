@@ -171,6 +171,25 @@ function H.stop_server(pipe, pid)
   pipe:close()
 end
 
+--- A new, empty HTTP cache (http.cache(opts)) in a directory of its own under the temporary
+--- directory (`dir = false` keeps it in memory); returns it and its directory. H.remove_caches()
+--- removes every directory made so.
+function H.fresh_cache(opts)
+  if not H.cache_prefix then
+    H.cache_prefix = os.tmpname()
+    os.remove(H.cache_prefix)
+  end
+  opts = opts or {}
+  if opts.dir == nil then opts.dir = H.cache_prefix .. "-" .. math.random(1e9) end
+  local c = http.cache(opts)
+  c:clear()
+  return c, opts.dir
+end
+
+function H.remove_caches()
+  if H.cache_prefix then os.execute("rm -rf " .. H.cache_prefix .. "*") end
+end
+
 --- Registers cleanup for the end of the file: after its last test, however the file is run.
 --- Pass the file's `after_all` (nil when run on its own).
 function H.cleanup(after_all, fn)

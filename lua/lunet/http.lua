@@ -40,7 +40,7 @@ local REQUEST_OPTIONS = {
   insecure = "boolean", ca_file = "string", proxy = "string", http_version = "string",
   response = "any", accept_status = "any", accept_types = "any", cancel = "table",
   decompress = "boolean", request = "any", retry = "any", wait_for_network = "boolean", cache = "string",
-  on_chunk = "function", stream = "boolean",
+  offline_miss = "string", on_chunk = "function", stream = "boolean",
   cert = "string", cert_key = "string", cert_password = "string", netrc = "any",
   -- used by lunet.download: a file target, progress and chunk events, an upload from a file
   _download = "table", _progress = "boolean", _stream = "boolean", _on_events = "function", _upload_file = "string",
@@ -137,6 +137,14 @@ local function chunks_to(on_chunk)
   end
 end
 
+-- offline_miss = "error" (the default: only_if_cached with nothing stored fails with kind
+-- offline) or "504" (a synthesized 504 response instead, RFC 9111 §5.2.1.7).
+local function offline_miss_504(v)
+  if v == nil or v == "error" then return nil end
+  if v == "504" then return true end
+  errors.raise("argument", "option 'offline_miss' must be \"error\" or \"504\", got \"" .. tostring(v) .. "\"")
+end
+
 -- The request table core.send reads, from a session and a user's options.
 local function build(session, opts)
   local method = string.upper(opts.method or "GET")
@@ -188,6 +196,7 @@ local function build(session, opts)
     download = opts._download, progress = opts._progress, stream = opts._stream or opts.on_chunk ~= nil,
     events_handler = opts._on_events or (opts.on_chunk and chunks_to(opts.on_chunk)),
     upload_file = opts._upload_file, cache_policy = opts.cache, record_head = opts._record_head,
+    offline_miss_504 = offline_miss_504(opts.offline_miss),
   }
 end
 

@@ -13,6 +13,7 @@ function lazy.body(r) return core.response_body(r._raw) end
 function lazy.text(r) return core.response_text(r._raw) end
 function lazy.json(r) return core.response_json(r._raw) end
 function lazy.headers(r) return headers.from_flat(core.response_headers(r._raw)) end
+function lazy.trailers(r) return headers.from_flat(core.response_trailers(r._raw)) end
 function lazy.timings(r) return core.response_timings(r._raw) end
 function lazy.cache(r) return core.response_cache(r._raw) end
 function lazy.ok(r) return r.status >= 200 and r.status < 300 end

@@ -2,17 +2,26 @@
 ///
 /// Parsing never fails: a field is a comma-separated list of `name[=value]` directives, where a
 /// value is a token or a quoted string (`\` escapes inside quotes are undone); names compare
-/// without case; empty members and members that are not `token[=…]` are skipped; directives
-/// nobody knows are kept in `extensions`. Several `Cache-Control` lines are one list.
+/// without case; empty members are skipped; directives nobody knows are kept in `extensions`.
+/// Several `Cache-Control` lines are one list. docs/cache.md has the decisions as a table.
 ///
-/// - Repeats: the first occurrence of a directive with a value wins (§4.2.1 allows "the first").
-///   `no-cache` and `private` are the exception: the bare form anywhere wins over field lists,
-///   and field lists add up.
+/// - A malformed member — spaces around `=` (RFC 9110 §5.6 has none), text after the value, an
+///   unclosed quote — keeps its most restrictive reading (§4.2.1: "the most restrictive
+///   directive should be honored"): `max-age` and `s-maxage` become 0 (stale), `no-cache` and
+///   `private` their bare forms, `no-store`, `must-revalidate` and `proxy-revalidate` still
+///   count; the directives that only allow more (`public`, `immutable`, `must-understand`,
+///   `max-stale`, `min-fresh`, `stale-while-revalidate`, `stale-if-error`, `only-if-cached`,
+///   extensions) are dropped.
+/// - Repeats: `max-age` or `s-maxage` given twice with different values is 0 (§4.2.1: "either
+///   the first occurrence should be used or the response should be considered stale"; the
+///   stale choice is the restrictive one). Other valued directives: the first occurrence
+///   wins. `no-cache` and `private`: the bare form anywhere wins over field lists, and field
+///   lists add up.
 /// - Numbers (delta-seconds, §1.2.2): digits only, in either value form. A value too big is
-///   2^31 (§1.2.2). An invalid `max-age` or `s-maxage` (`max-age=abc`, `max-age=-1`,
-///   `max-age`) is 0, so that the response is stale (§4.2.1: "consider responses that have
-///   invalid freshness information … to be stale"). An invalid `max-stale` or `min-fresh` is
-///   ignored, as are invalid `stale-while-revalidate` and `stale-if-error`.
+///   2^31 (§1.2.2). An invalid `max-age` or `s-maxage` (`max-age=abc`, `max-age=1.5`,
+///   `max-age=-1`, `max-age`) is 0, so that the response is stale (§4.2.1: "consider responses
+///   that have invalid freshness information … to be stale"). An invalid `max-stale` or
+///   `min-fresh` is ignored, as are invalid `stale-while-revalidate` and `stale-if-error`.
 /// - `max-stale` with no value means "any staleness": `maxStale == Int.max`.
 public struct CacheControl: Equatable, Sendable {
     /// The value delta-seconds saturate at (RFC 9111 §1.2.2).
@@ -67,31 +76,40 @@ public struct CacheControl: Equatable, Sendable {
     public var isEmpty: Bool { self == CacheControl() }
 
     private mutating func parse(_ value: String) {
-        for (name, argument) in Self.directives(value) { apply(name, argument) }
+        for d in Self.directives(value) { apply(d.name, d.argument, wellFormed: d.wellFormed) }
     }
 
-    private mutating func apply(_ name: String, _ argument: String?) {
+    private mutating func apply(_ name: String, _ argument: String?, wellFormed: Bool) {
         switch name {
         case "max-age":
-            if maxAge == nil { maxAge = Self.deltaSeconds(argument) ?? 0 }
+            maxAge = Self.combined(maxAge, wellFormed ? Self.deltaSeconds(argument) ?? 0 : 0)
         case "s-maxage":
-            if sMaxAge == nil { sMaxAge = Self.deltaSeconds(argument) ?? 0 }
+            sMaxAge = Self.combined(sMaxAge, wellFormed ? Self.deltaSeconds(argument) ?? 0 : 0)
         case "no-store": noStore = true
         case "no-cache":
-            if let argument {
+            if let argument, wellFormed {
                 noCacheFields.append(contentsOf: Self.fieldNames(argument).filter { !noCacheFields.contains($0) })
             } else {
                 noCache = true
             }
         case "must-revalidate": mustRevalidate = true
         case "proxy-revalidate": proxyRevalidate = true
-        case "must-understand": mustUnderstand = true
         case "private":
-            if let argument {
+            if let argument, wellFormed {
                 privateFields.append(contentsOf: Self.fieldNames(argument).filter { !privateFields.contains($0) })
             } else {
                 isPrivate = true
             }
+        default:
+            guard wellFormed else { return }
+            applyPermissive(name, argument)
+        }
+    }
+
+    /// The directives that only allow more than their absence: read only from well-formed members.
+    private mutating func applyPermissive(_ name: String, _ argument: String?) {
+        switch name {
+        case "must-understand": mustUnderstand = true
         case "public": isPublic = true
         case "no-transform": noTransform = true
         case "immutable": immutable = true
@@ -111,6 +129,12 @@ public struct CacheControl: Equatable, Sendable {
         }
     }
 
+    /// A lifetime directive seen again: the same value stays, another value makes it 0 (stale).
+    private static func combined(_ old: Int?, _ new: Int) -> Int {
+        guard let old else { return new }
+        return old == new ? old : 0
+    }
+
     /// delta-seconds: 1*DIGIT, saturating at 2^31; nil when absent or not digits.
     static func deltaSeconds(_ s: String?) -> Int? {
         guard let s, !s.isEmpty else { return nil }
@@ -127,10 +151,18 @@ public struct CacheControl: Equatable, Sendable {
         s.split(separator: ",").map { CacheText.trimmed(String($0)).lowercased() }.filter { !$0.isEmpty }
     }
 
-    /// The list's directives as (lower-cased name, unquoted argument).
-    static func directives(_ value: String) -> [(String, String?)] {
+    /// One member of the list: its lower-cased name, its unquoted argument, and whether it was
+    /// well-formed (`token [ "=" ( token / quoted-string ) ]`, nothing else before the comma).
+    struct Directive {
+        let name: String
+        let argument: String?
+        let wellFormed: Bool
+    }
+
+    /// The list's directives, malformed ones included (marked); members without a name are skipped.
+    static func directives(_ value: String) -> [Directive] {
         let b = Array(value.utf8)
-        var result: [(String, String?)] = []
+        var result: [Directive] = []
         var i = 0
         func skipSpace() { while i < b.count, b[i] == 0x20 || b[i] == 0x09 { i += 1 } }
         func skipToComma() {
@@ -152,12 +184,14 @@ public struct CacheControl: Equatable, Sendable {
             let nameStart = i
             while i < b.count, CacheText.isTokenByte(b[i]) { i += 1 }
             let name = String(decoding: b[nameStart..<i], as: UTF8.self).lowercased()
+            let nameEnd = i
             skipSpace()
             var argument: String? = nil
-            var ok = !name.isEmpty
-            if ok, i < b.count, b[i] == 0x3D {                      // '='
+            var wellFormed = true
+            if !name.isEmpty, i < b.count, b[i] == 0x3D {           // '='
+                if i != nameEnd { wellFormed = false }              // space before '='
                 i += 1
-                skipSpace()
+                if i < b.count, b[i] == 0x20 || b[i] == 0x09 { wellFormed = false; skipSpace() }   // space after it
                 if i < b.count, b[i] == 0x22 {                      // quoted-string
                     i += 1
                     var v: [UInt8] = []
@@ -170,18 +204,19 @@ public struct CacheControl: Equatable, Sendable {
                         i += 1
                     }
                     argument = String(decoding: v, as: UTF8.self)
-                    ok = closed
+                    if !closed { wellFormed = false }
                 } else {
                     let vStart = i
                     while i < b.count, CacheText.isTokenByte(b[i]) { i += 1 }
+                    if i == vStart { wellFormed = false }           // "name=" and no token
                     argument = String(decoding: b[vStart..<i], as: UTF8.self)
                 }
                 skipSpace()
             }
-            if i < b.count, b[i] != 0x2C { ok = false }             // junk after the member
+            if i < b.count, b[i] != 0x2C { wellFormed = false }    // junk after the member
             skipToComma()
             if i < b.count { i += 1 }                               // the comma
-            if ok { result.append((name, argument)) }
+            if !name.isEmpty { result.append(Directive(name: name, argument: argument, wellFormed: wellFormed)) }
         }
         return result
     }

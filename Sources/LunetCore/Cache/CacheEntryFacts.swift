@@ -9,9 +9,10 @@ public struct CacheEntryFacts: Sendable {
     public let control: CacheControl
     /// `Date`, or the response time when it is missing or invalid (§4.2.3).
     public let dateValue: Double
-    /// `Age` as delta-seconds; 0 when absent or not delta-seconds.
+    /// age_value: `CacheRules.ageValue` (0 when absent, 2^31 when invalid).
     public let ageValue: Double
-    /// From `max-age`, else from `Expires` − `Date` (an invalid `Expires` gives 0); nil when the
+    /// From `max-age`, else from `Expires` − `Date` (an invalid `Expires`, or several that
+    /// disagree, give 0); nil when the
     /// response has neither.
     public let explicitLifetime: Double?
     /// 10% of `Date` − `Last-Modified` (§4.2.2), before any cap, for a heuristically cacheable
@@ -23,11 +24,14 @@ public struct CacheEntryFacts: Sendable {
         control = cc
         let date = headers["Date"].flatMap { HTTPDate.parse($0, now: responseTime) } ?? responseTime
         dateValue = date
-        ageValue = Double(headers["Age"].flatMap { CacheControl.deltaSeconds(CacheText.trimmed($0)) } ?? 0)
+        ageValue = CacheRules.ageValue(headers)
         if let maxAge = cc.maxAge {
             explicitLifetime = Double(maxAge)
-        } else if let expires = headers["Expires"] {
-            explicitLifetime = HTTPDate.parse(expires, now: responseTime).map { Swift.max(0, $0 - date) } ?? 0
+        } else if headers.contains("Expires") {
+            // Several Expires lines that disagree make the response stale (§4.2.1), as does one
+            // that is not a date (§5.3).
+            let times = Set(headers.all("Expires").map { HTTPDate.parse($0, now: responseTime) })
+            explicitLifetime = times.count == 1 ? times.first!.map { Swift.max(0, $0 - date) } ?? 0 : 0
         } else {
             explicitLifetime = nil
         }

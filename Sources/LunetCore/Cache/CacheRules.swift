@@ -3,8 +3,7 @@
 /// Nothing here does I/O or keeps state; `HTTPCache` puts these rules together.
 public enum CacheRules {
     /// Status codes a response may be stored with on heuristic freshness alone (RFC 9110
-    /// §15.1: "heuristically cacheable"). 206 is among them, but this cache does not store
-    /// partial content.
+    /// §15.1: "heuristically cacheable"). A 206 is stored as a piece (HTTPCache+Partial.swift).
     public static let heuristicallyCacheable: Set<Int> = [200, 203, 204, 206, 300, 301, 308, 404, 405, 410, 414, 501]
 
     /// Statuses a host rule stores (other statuses fall back to the RFC rules): a rule means
@@ -23,10 +22,10 @@ public enum CacheRules {
         }
     }
 
-    /// Final status codes whose caching requirements this cache knows and meets. 206 (it cannot
-    /// combine partial content) and 304 (it is not a response to store) are not among them.
+    /// Final status codes whose caching requirements this cache knows and meets. 304 (it is not
+    /// a response to store) is not among them.
     public static func understands(status: Int) -> Bool {
-        guard status >= 200, status <= 599, status != 206, status != 304 else { return false }
+        guard status >= 200, status <= 599, status != 304 else { return false }
         return !HTTPResponse.standardReason(status).isEmpty
     }
 
@@ -44,7 +43,6 @@ public enum CacheRules {
     public static func storability(method: String, requestHeaders: HTTPHeaders, status: Int, responseHeaders: HTTPHeaders) -> Storability {
         guard method.uppercased() == "GET" else { return .notStorable("only GET responses are stored (not \(method))") }
         guard status >= 200 else { return .notStorable("status \(status) is not final") }
-        if status == 206 { return .notStorable("partial content (206) is not stored") }
         if status == 304 { return .notStorable("a 304 is not stored; it updates a stored response") }
         let request = requestCacheControl(requestHeaders)
         if request.noStore { return .notStorable("the request says no-store") }
@@ -53,15 +51,20 @@ public enum CacheRules {
         if cc.mustUnderstand && !understood { return .notStorable("must-understand, and status \(status) is not understood") }
         if cc.noStore && !(cc.mustUnderstand && understood) { return .notStorable("the response says no-store") }
         if varyNames(responseHeaders) == nil { return .notStorable("Vary: * never matches a later request") }
+        if responseHeaders.all("Transfer-Encoding").contains(where: { ContentCodings.namesUnknown($0, known: ["chunked"]) }) {
+            // The body may still carry it, and Transfer-Encoding is never stored (§3.1).
+            return .notStorable("a transfer coding other than chunked was on the body")
+        }
         let explicit = cc.maxAge != nil || responseHeaders.contains("Expires") || cc.isPublic
             || cc.isPrivate || !cc.privateFields.isEmpty
         if explicit || heuristicallyCacheable.contains(status) { return .storable }
         return .notStorable("status \(status) is cacheable only with explicit freshness (max-age, Expires, public)")
     }
 
-    /// Fields never stored (§3.1): hop-by-hop fields and those `Connection` names, proxy
-    /// authentication fields, and — this cache's choice — `Set-Cookie`, so that no cookie is
-    /// written to the cache directory or replayed from it.
+    /// Fields never stored (§3.1): hop-by-hop fields and those `Connection` names, and proxy
+    /// authentication fields. `Set-Cookie` is stored (nothing in RFC 9111 excepts it) and comes
+    /// back with a hit's fields; a hit never reaches curl, so its cookie is not applied to the
+    /// session's jar a second time.
     public static func storedHeaders(_ headers: HTTPHeaders) -> HTTPHeaders {
         let drop = Set(neverStored + connectionNominated(headers))
         var out = HTTPHeaders()
@@ -70,8 +73,7 @@ public enum CacheRules {
     }
 
     static let neverStored = ["connection", "keep-alive", "proxy-connection", "te", "transfer-encoding", "upgrade",
-                              "proxy-authenticate", "proxy-authentication-info", "proxy-authorization",
-                              "set-cookie", "set-cookie2"]
+                              "proxy-authenticate", "proxy-authentication-info", "proxy-authorization"]
 
     static func connectionNominated(_ headers: HTTPHeaders) -> [String] {
         headers.all("Connection").flatMap { CacheControl.fieldNames($0) }
@@ -107,12 +109,31 @@ public enum CacheRules {
         CacheEntryFacts(status: status, headers: headers, responseTime: responseTime).freshnessLifetime(heuristicCap: heuristicCap)
     }
 
+    /// age_value (§4.2.3) from `Age` (§5.1): the first non-empty member of its field lines taken
+    /// as one list; 0 when absent. An invalid value (a suffix, a parameter, a sign, a fraction,
+    /// nothing at all) counts as the greatest age, 2^31 (§1.2.2): §5.1 says to ignore it, which
+    /// would make it 0 and could serve an old response as fresh; reading it as "very old" makes
+    /// the response stale, so it is validated before use (§4.2.1 encourages as much for invalid
+    /// freshness information).
+    public static func ageValue(_ headers: HTTPHeaders) -> Double {
+        let lines = headers.all("Age")
+        guard !lines.isEmpty else { return 0 }
+        for line in lines {
+            for member in line.split(separator: ",", omittingEmptySubsequences: false) {
+                let m = CacheText.trimmed(String(member))
+                if m.isEmpty { continue }
+                return Double(CacheControl.deltaSeconds(m) ?? CacheControl.greatestDelta)
+            }
+        }
+        return Double(CacheControl.greatestDelta)
+    }
+
     /// current_age (§4.2.3):
     ///   apparent_age = max(0, response_time - date_value)
     ///   corrected_age_value = age_value + (response_time - request_time)
     ///   corrected_initial_age = max(apparent_age, corrected_age_value)
     ///   current_age = corrected_initial_age + (now - response_time)
-    /// An `Age` that is not delta-seconds counts as absent.
+    /// age_value is `ageValue(headers)`.
     public static func currentAge(headers: HTTPHeaders, requestTime: Double, responseTime: Double, now: Double) -> Double {
         CacheEntryFacts(status: 200, headers: headers, responseTime: responseTime)
             .currentAge(requestTime: requestTime, responseTime: responseTime, now: now)
@@ -142,6 +163,36 @@ public enum CacheRules {
         hostRule || !(cc.mustRevalidate || cc.noCache)
     }
 
+    /// RFC 5861 §3: "stale-while-revalidate ... indicates that caches MAY serve the response in
+    /// which it appears after it becomes stale, up to the indicated number of seconds", while
+    /// they revalidate it in the background. Not when the response says `no-cache` or
+    /// `must-revalidate` (RFC 9111 §5.2.2.2, §5.2.2.4: validation first), nor when the request
+    /// asks for validation (`no-cache`), for freshness (`min-fresh`) or for a younger response
+    /// (`max-age`).
+    public static func mayServeWhileRevalidating(response cc: CacheControl, request q: CacheControl,
+                                                 lifetime: Double, age: Double) -> Bool {
+        guard let window = cc.staleWhileRevalidate, !cc.noCache, !cc.mustRevalidate, !q.noCache, q.minFresh == nil else { return false }
+        if let maxAge = q.maxAge, age > Double(maxAge) { return false }
+        let staleness = age - lifetime
+        return staleness > 0 && staleness <= Double(window)
+    }
+
+    /// RFC 5861 §4: "stale-if-error ... indicates that when an error is encountered, a cached
+    /// stale response MAY be used to satisfy the request, regardless of other freshness
+    /// information", up to the given staleness; an error being "any situation that would result
+    /// in a 500, 502, 503, or 504 HTTP response status code". The request's directive, when it
+    /// has one, is the client's own limit and wins over the response's. Never against
+    /// `must-revalidate` or `no-cache` (RFC 9111 §4.2.4: a cache "MUST NOT generate a stale
+    /// response" that such a directive forbids).
+    public static func mayServeInsteadOfError(response cc: CacheControl, request q: CacheControl,
+                                              lifetime: Double, age: Double) -> Bool {
+        guard let window = q.staleIfError ?? cc.staleIfError, !cc.noCache, !cc.mustRevalidate else { return false }
+        return age - lifetime <= Double(window)
+    }
+
+    /// Statuses RFC 5861 §4 counts as errors that `stale-if-error` may answer instead.
+    public static let staleIfErrorStatuses: Set<Int> = [500, 502, 503, 504]
+
     // MARK: validation (§4.3)
 
     /// The conditional request fields that validate a stored response (§4.3.1): `If-None-Match`
@@ -154,34 +205,77 @@ public enum CacheRules {
         return out
     }
 
-    /// Whether a 304 can freshen the stored response it answered (§4.3.4, read leniently for a
-    /// client that knows which response it validated): yes unless the 304 names a different
-    /// validator — a different `ETag` (strong comparison when both are strong, weak otherwise),
-    /// or, when it has no `ETag`, a different `Last-Modified`.
+    /// Whether a 304 can freshen the stored response it answered (§4.3.4): a strong `ETag` in
+    /// the 304 selects only a stored response with that same strong `ETag` (strong comparison);
+    /// a weak one selects a stored `ETag` equal to it by weak comparison; without `ETag`, a
+    /// `Last-Modified` must name the stored one's date. A 304 with no validator at all answers
+    /// the conditional request lunet made from this very stored response, so it selects it
+    /// (§4.3.4's third case asks for a validator-less stored response, but it is written for a
+    /// cache that must pick among several; here there is no choice to get wrong).
     public static func notModifiedSelects(stored: HTTPHeaders, notModified: HTTPHeaders) -> Bool {
         if let new = notModified["ETag"].map(CacheText.trimmed), !new.isEmpty {
             guard let old = stored["ETag"].map(CacheText.trimmed) else { return false }
             let newWeak = new.hasPrefix("W/"), oldWeak = old.hasPrefix("W/")
-            let a = newWeak ? String(new.dropFirst(2)) : new
-            let b = oldWeak ? String(old.dropFirst(2)) : old
-            return a == b
+            if !newWeak { return !oldWeak && old == new }
+            return (oldWeak ? String(old.dropFirst(2)) : old) == String(new.dropFirst(2))
         }
-        if let new = notModified["Last-Modified"], let old = stored["Last-Modified"] {
-            return HTTPDate.parse(new) == HTTPDate.parse(old)
+        if let new = notModified["Last-Modified"] {
+            guard let old = stored["Last-Modified"], let a = HTTPDate.parse(new) else { return false }
+            return HTTPDate.parse(old) == a
         }
         return true
     }
 
-    /// The stored fields updated from a 304 (§3.2, §4.3.4): each field of the new response
-    /// replaces the stored ones of that name, except the fields never stored (§3.1) and those
-    /// the stored body depends on — `Content-Length`, `Content-Encoding` and `Content-Range` —
-    /// which keep their stored values.
+    /// Whether a 200 to a HEAD describes the stored GET response (§4.3.5): "if the stored
+    /// response and HEAD response have matching values for any received validator fields (ETag
+    /// and Last-Modified) and, if the HEAD response has a Content-Length header field, the
+    /// value of Content-Length matches that of the stored response". A stored response without
+    /// `Content-Length` is measured by its body, unless that body was decoded from a content
+    /// coding (then its length on the wire is unknown, and the answer is no).
+    public static func headDescribesStored(stored: HTTPHeaders, storedBodyCount: Int, head: HTTPHeaders) -> Bool {
+        if let etag = head["ETag"].map(CacheText.trimmed), !etag.isEmpty {
+            guard stored["ETag"].map(CacheText.trimmed) == etag else { return false }
+        }
+        if let lm = head["Last-Modified"] {
+            guard let old = stored["Last-Modified"], let a = HTTPDate.parse(lm), HTTPDate.parse(old) == a else { return false }
+        }
+        if let length = head["Content-Length"].map(CacheText.trimmed) {
+            if let storedLength = stored["Content-Length"].map(CacheText.trimmed) { return storedLength == length }
+            let coded = stored.all("Content-Encoding").contains { !CacheText.trimmed($0).isEmpty }
+            return !coded && length == String(storedBodyCount)
+        }
+        return true
+    }
+
+    /// The stored fields updated from a 304 or a HEAD response (§3.2, §4.3.4, §4.3.5): each
+    /// field of the new response replaces the stored ones of that name, except the fields
+    /// never stored (§3.1), `Content-Length` (§3.2 excepts it by name), and the fields the
+    /// stored body depends on: `Content-Encoding` (the body may be stored decoded; §3.2 lets a
+    /// cache keep such fields "to assure integrity of the stored response") and
+    /// `Content-Range` (§3.2: "automatically processed ... implementations MAY simply ignore
+    /// such header fields when updating"). Those keep their stored values.
     public static func updatedHeaders(stored: HTTPHeaders, with new: HTTPHeaders) -> HTTPHeaders {
         let keep: Set<String> = ["content-length", "content-encoding", "content-range"]
         let drop = Set(neverStored + connectionNominated(new)).union(keep)
         var replacement = HTTPHeaders()
         for f in new where !drop.contains(f.name.lowercased()) { replacement.add(f.name, f.value) }
         return stored.merging(replacement)
+    }
+
+    /// Whether a response to a POST may answer later GETs of its target (RFC 9111 §4, RFC 9110
+    /// §9.3.3: "Responses to POST requests are only cacheable when they include explicit
+    /// freshness information ... and a Content-Location header field that has the same value as
+    /// the POST's target URI"; §8.7: the content is then "a current representation of that
+    /// resource"). Explicit freshness is `max-age` or `Expires`; the status must be one a GET
+    /// could be answered with as the resource's representation (200, 203); `Content-Location`
+    /// is resolved against the target and both are compared normalised (`CacheKey`).
+    public static func postResponseRepresentsTarget(requestURL: String, status: Int, headers: HTTPHeaders) -> Bool {
+        guard status == 200 || status == 203,
+              CacheControl(headers).maxAge != nil || headers.contains("Expires"),
+              let location = headers["Content-Location"].map(CacheText.trimmed), !location.isEmpty,
+              let target = CacheKey(url: requestURL),
+              let named = CacheKey(url: URLReference(parsing: requestURL).resolving(location).string) else { return false }
+        return named.string == target.string
     }
 
     // MARK: Vary (§4.1)

@@ -96,6 +96,15 @@ public struct CachedResponse {
     public let hostRule: CacheHostRule?
     /// May be served, marked stale, when the server cannot be reached (§4.2.4).
     public let mayServeStale: Bool
+    /// Set on `.stale` decisions: inside its `stale-while-revalidate` window (RFC 5861 §3), so
+    /// it may be served at once while it is revalidated in the background.
+    public internal(set) var mayServeWhileRevalidating = false
+    /// Set on `.stale` decisions: inside a `stale-if-error` window (RFC 5861 §4, the request's
+    /// or the response's), so it may answer in place of a 500, 502, 503 or 504.
+    public internal(set) var mayServeInsteadOfError = false
+    /// Set when the request asks for a range that this entry holds: those bytes of the
+    /// representation, and its whole length when known (for `Content-Range`).
+    public internal(set) var range: (bytes: ClosedRange<Int>, length: Int?)?
 
     public var isFresh: Bool { freshnessLifetime > age }
     /// What `r.cache` says when this is served without the network: "hit" or "stale".
@@ -110,6 +119,7 @@ public struct CachedResponse {
             for name in entry.facts.control.noCacheFields { headers.remove(name) }
         }
         headers.set("Age", CachedResponse.ageString(age))
+        if let range { return HTTPCache.partialResponse(entry, range: range, headers: headers, request: request) }
         return HTTPCache.makeResponse(entry, headers: headers, request: request, timings: HTTPResponse.Timings(),
                                       connectionsOpened: 0)
     }
@@ -142,8 +152,11 @@ public enum CacheStoreResult: Equatable, Sendable {
     case stored
     /// Not stored, and why (for verbose output and tests).
     case notStored(String)
-    /// An unsafe method's response removed this many stored responses.
+    /// An unsafe method's response removed this many stored responses (or a HEAD response
+    /// whose validators differ removed the stored GET response).
     case invalidated(Int)
+    /// A HEAD response updated the stored GET response's fields and times (RFC 9111 §4.3.5).
+    case freshened
 }
 
 public struct CacheStats: Equatable, Sendable {

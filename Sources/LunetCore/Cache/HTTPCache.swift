@@ -11,10 +11,16 @@ import Glibc
 ///     case .offlineMiss:          fail with LunetError(.offline, …)
 ///     case .miss:                 send; then cache.store(request:response:requestTime:responseTime:policy:)
 ///     case .stale(let stored, let fields):
+///         if stored.mayServeWhileRevalidating: serve stored.response(for: request) ("stale") now,
+///         and do what follows in the background (stale-while-revalidate). Else:
 ///         send with `fields` added; on a 304: cache.revalidated(stored, with: r, …) ("revalidated");
+///         on a 5xx and stored.mayServeInsteadOfError: serve the stored one ("stale");
 ///         on another response: cache.store(…) ("miss"); if the server cannot be reached and
 ///         stored.mayServeStale: serve stored.response(for: request) ("stale")
 ///     }
+///
+/// The parts beside this file: HTTPCache+Head (a HEAD's 200 about a stored GET), +Post (a POST
+/// response that is its target's representation), +Partial (206 pieces and Range requests).
 ///
 /// Every method is thread-safe. The memory tier, rules and counters sit behind one mutex that is
 /// never held during disk I/O; the disk tier has its own (and `flock` between processes).
@@ -69,7 +75,7 @@ public final class HTTPCache: @unchecked Sendable {
         mutex.deallocate()
     }
 
-    private func locked<T>(_ body: () -> T) -> T {
+    func locked<T>(_ body: () -> T) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return body()
@@ -133,9 +139,10 @@ public final class HTTPCache: @unchecked Sendable {
 
     // MARK: lookup
 
-    /// Request fields that make the cache stand aside: the caller is validating or asking for a
-    /// range itself, and the answer must be the server's.
-    static let bypassFields = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range", "Range"]
+    /// Request fields that make the cache stand aside: the caller is validating itself, and the
+    /// answer must be the server's. (`Range` alone is answered from storage when it can be:
+    /// HTTPCache+Partial.swift.)
+    static let bypassFields = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range"]
 
     /// What to do with `request` (a prepared request: absolute URL, every field it will carry).
     /// `now`: the wall clock. `countingOnlyHits`: a probe that is followed by a full lookup when
@@ -152,17 +159,22 @@ public final class HTTPCache: @unchecked Sendable {
         guard method == "GET" || method == "HEAD", policy != .reload, policy != .noStore,
               !Self.bypassFields.contains(where: { request.headers.contains($0) }),
               let key = key(for: request.url) else { return nothing() }
-        let credential = Self.credential(request, key)
-        let encoded = Self.wantsEncodedBody(request)
-        // The rule and the memory entry under one lock (the disk is read without it).
-        pthread_mutex_lock(mutex)
-        let rule = hostRules.isEmpty ? nil : hostRule(for: key.host)
-        let fromMemory = newestAccepted(memory.variants(key.string), credential: credential, encoded: encoded,
-                                        ruled: rule != nil, request.headers)
-        pthread_mutex_unlock(mutex)
-        guard let entry = fromMemory ?? fromDisk(key.string, credential: credential, encoded: encoded,
-                                                 ruled: rule != nil, request.headers) else { return nothing() }
-        let stored = evaluate(entry, now: now, rule: rule)
+        let range = request.headers["Range"]
+        if range != nil && method != "GET" { return nothing() }
+        let (found, rule) = candidate(for: request, key: key)
+        guard let entry = found else { return nothing() }
+        var stored = evaluate(entry, now: now, rule: rule)
+        if let range {
+            // A range is served from a complete or partial response that holds it, and only
+            // without validation; anything else goes to the server (RFC 9111 §3.3, §3.4).
+            guard let bytes = Self.servableRange(range, from: entry, for: request) else { return nothing() }
+            stored.range = bytes
+            if policy == .default && !CacheRules.usableWithoutValidation(response: entry.facts.control, request: q,
+                                                                         lifetime: stored.freshnessLifetime, age: stored.age,
+                                                                         hostRule: rule != nil) { return nothing() }
+        } else if entry.status == 206 {
+            return nothing()    // §3.3: an incomplete response never answers a whole request
+        }
         switch policy {
         case .preferCache, .onlyIfCached:
             count(\.hits)
@@ -175,8 +187,30 @@ public final class HTTPCache: @unchecked Sendable {
             }
             if q.onlyIfCached { return nothing() }
             if !countingOnlyHits { count(\.validations) }
-            return .stale(stored, revalidate: CacheRules.conditionalHeaders(for: entry.headers))
+            var stale = stored
+            if rule == nil {
+                let cc = entry.facts.control
+                stale.mayServeWhileRevalidating = CacheRules.mayServeWhileRevalidating(response: cc, request: q,
+                                                                                      lifetime: stored.freshnessLifetime, age: stored.age)
+                stale.mayServeInsteadOfError = CacheRules.mayServeInsteadOfError(response: cc, request: q,
+                                                                                lifetime: stored.freshnessLifetime, age: stored.age)
+            }
+            return .stale(stale, revalidate: CacheRules.conditionalHeaders(for: entry.headers))
         }
+    }
+
+    /// The stored response that would answer `request` (memory first, then disk), and the host
+    /// rule of its host.
+    func candidate(for request: HTTPRequest, key: CacheKey) -> (entry: CacheEntry?, rule: CacheHostRule?) {
+        let credential = Self.credential(request, key)
+        let encoded = Self.wantsEncodedBody(request)
+        // The rule and the memory entry under one lock (the disk is read without it).
+        pthread_mutex_lock(mutex)
+        let rule = hostRules.isEmpty ? nil : hostRule(for: key.host)
+        let fromMemory = newestAccepted(memory.variants(key.string), credential: credential, encoded: encoded,
+                                        ruled: rule != nil, request.headers)
+        pthread_mutex_unlock(mutex)
+        return (fromMemory ?? fromDisk(key.string, credential: credential, encoded: encoded, ruled: rule != nil, request.headers), rule)
     }
 
     /// `CacheKey(url:)`, remembered: a program asks for the same few URLs again and again, and
@@ -195,7 +229,7 @@ public final class HTTPCache: @unchecked Sendable {
     /// program that requests more distinct URLs than this gains little from it anyway).
     static let keyMemoLimit = 1024
 
-    private func count(_ counter: WritableKeyPath<CacheStats, Int>, _ n: Int = 1) {
+    func count(_ counter: WritableKeyPath<CacheStats, Int>, _ n: Int = 1) {
         locked { counters[keyPath: counter] += n }
     }
 
@@ -266,8 +300,10 @@ public final class HTTPCache: @unchecked Sendable {
 
     /// Hand every response that came from the network here (except a 304 answering a `.stale`
     /// decision: that goes to `revalidated`). An unsafe method's response invalidates what it
-    /// changed (§4.4); a storable GET response is stored (replacing its variant); anything else
-    /// is left alone. `request` is the request as sent (its fields select variants);
+    /// changed (§4.4); a storable GET response is stored (replacing its variant); a 200 to a
+    /// HEAD freshens or invalidates the stored GET response (§4.3.5); a POST response that says
+    /// it is the target's representation is stored for later GETs (RFC 9110 §9.3.3); anything
+    /// else is left alone. `request` is the request as sent (its fields select variants);
     /// `requestTime` is when it was sent, `responseTime` when the response arrived (wall clock).
     /// The memory tier has the entry when this returns; the disk write (fsync included) happens
     /// on the calling thread without holding the lock lookups need.
@@ -275,7 +311,13 @@ public final class HTTPCache: @unchecked Sendable {
     public func store(request: HTTPRequest, response: HTTPResponse, requestTime: Double, responseTime: Double,
                       policy: CachePolicy = .default) -> CacheStoreResult {
         let method = request.method.uppercased()
-        if !CacheRules.isSafe(method: method) { return .invalidated(invalidate(request: request, response: response)) }
+        if !CacheRules.isSafe(method: method) {
+            let removed = invalidate(request: request, response: response)
+            if method == "POST", let kept = storeAsGet(post: request, response: response, requestTime: requestTime,
+                                                      responseTime: responseTime, policy: policy) { return kept }
+            return .invalidated(removed)
+        }
+        if method == "HEAD" { return update(request: request, fromHead: response, requestTime: requestTime, responseTime: responseTime) }
         guard method == "GET" else { return .notStored("only GET responses are stored (not \(method))") }
         guard policy != .noStore else { return .notStored("the policy is no_store") }
         if CacheRules.requestCacheControl(request.headers).noStore { return .notStored("the request says no-store") }
@@ -289,6 +331,16 @@ public final class HTTPCache: @unchecked Sendable {
                 return .notStored(why)
             }
         }
+        if response.status == 206 {
+            return storePartial(response, for: request, under: key, requestTime: requestTime, responseTime: responseTime)
+        }
+        return keep(response, for: request, under: key, requestTime: requestTime, responseTime: responseTime)
+    }
+
+    /// Stores `response` under `key` (a storable response: the caller has checked), replacing
+    /// the variant it matches.
+    func keep(_ response: HTTPResponse, for request: HTTPRequest, under key: CacheKey, requestTime: Double,
+              responseTime: Double) -> CacheStoreResult {
         var vary = (CacheRules.varyNames(response.headers) ?? ["*"]).map {
             CacheVaryField(name: $0, value: $0 == "*" ? nil : CacheRules.varyValue($0, in: request.headers))
         }
@@ -409,6 +461,18 @@ public final class HTTPCache: @unchecked Sendable {
                                 isFresh: c.isFresh, inMemory: inMemory, onDisk: onDisk,
                                 vary: e.vary.map { $0.name + ": " + ($0.value ?? "(absent)") })
         }.sorted { ($0.url, $0.vary.joined()) < ($1.url, $1.vary.joined()) }
+    }
+
+    /// What RFC 9111 §5.2.1.7 lets a cache answer to `only-if-cached` when it has nothing:
+    /// "respond with a 504 (Gateway Timeout) status code". Made here, without the network;
+    /// `no-store` so that it is never taken for a stored response.
+    public static func gatewayTimeout(for request: HTTPRequest) -> HTTPResponse {
+        let body = "nothing is stored for this request, and only_if_cached keeps it off the network\n"
+        return HTTPResponse(status: 504, reason: HTTPResponse.standardReason(504),
+                            headers: HTTPHeaders([("Content-Type", "text/plain; charset=utf-8"), ("Cache-Control", "no-store"),
+                                                  ("Content-Length", String(body.utf8.count)), ("Date", HTTPDate.format(now()))]),
+                            body: ByteBuffer(request.method == "HEAD" ? "" : body), url: request.url, httpVersion: "", timings: HTTPResponse.Timings(), request: request,
+                            connectionsOpened: 0, redirects: 0)
     }
 
     static func makeResponse(_ entry: CacheEntry, headers: HTTPHeaders, request: HTTPRequest, timings: HTTPResponse.Timings,

@@ -6,7 +6,9 @@ import Glibc
 /// (`Sun, 06 Nov 1994 08:49:37 GMT`), the obsolete RFC 850 form (`Sunday, 06-Nov-94 08:49:37 GMT`)
 /// and ANSI C's asctime() form (`Sun Nov  6 08:49:37 1994`) — and nothing else: any other text,
 /// a day or time out of range (`31 Feb`, `25:00:00`), or a zone other than GMT gives nil.
-/// Names are case-sensitive, as the grammar says. The weekday must be a real name but is not
+/// Names (weekday, month, `GMT`) match without regard to case: the grammar is case-sensitive,
+/// but RFC 9111 §4.2 asks a cache recipient to match dates case-insensitively, and the cache is
+/// where these dates are read. The weekday must be a real name but is not
 /// checked against the date (a wrong weekday is a harmless sender bug). A second of 60 (a leap
 /// second) is accepted and counts as the next minute's first second.
 /// Formatting always produces IMF-fixdate.
@@ -14,12 +16,16 @@ public enum HTTPDate {
     private static let shortDays = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"]
     private static let longDays = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
     private static let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+    private static let lowerShortDays = shortDays.map { $0.lowercased() }
+    private static let lowerLongDays = longDays.map { $0.lowercased() }
+    private static let lowerMonths = months.map { $0.lowercased() }
 
     /// Seconds since the epoch, or nil when `string` is not an HTTP-date. `now` (seconds since
     /// the epoch; the clock when nil) places an RFC 850 two-digit year: a year that would be more
     /// than 50 years in the future is taken as the most recent past year with those two digits.
     public static func parse(_ string: String, now: Double? = nil) -> Double? {
-        var bytes = Array(string.utf8)
+        // Letters folded to lower case once: the names below are compared in lower case.
+        var bytes = string.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }
         while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
         var start = 0
         while start < bytes.count, bytes[start] == 0x20 || bytes[start] == 0x09 { start += 1 }
@@ -28,18 +34,18 @@ public enum HTTPDate {
         guard let dayName = s.letters() else { return nil }
         if s.eat(0x2C) {                                       // ','
             guard s.eat(0x20) else { return nil }
-            if shortDays.contains(dayName) {
+            if lowerShortDays.contains(dayName) {
                 // IMF-fixdate: DD SP Mon SP YYYY SP hh:mm:ss SP GMT
                 guard let day = s.digits(2), s.eat(0x20), let month = s.month(), s.eat(0x20),
                       let year = s.digits(4), s.eat(0x20), let time = s.time(), s.eat(0x20),
-                      s.literal("GMT"), s.atEnd else { return nil }
+                      s.literal("gmt"), s.atEnd else { return nil }
                 return epoch(year: year, month: month, day: day, time: time)
             }
-            if longDays.contains(dayName) {
+            if lowerLongDays.contains(dayName) {
                 // RFC 850: DD-Mon-YY SP hh:mm:ss SP GMT
                 guard let day = s.digits(2), s.eat(0x2D), let month = s.month(), s.eat(0x2D),
                       let yy = s.digits(2), s.eat(0x20), let time = s.time(), s.eat(0x20),
-                      s.literal("GMT"), s.atEnd else { return nil }
+                      s.literal("gmt"), s.atEnd else { return nil }
                 let reference = civil(fromDays: Int(((now ?? currentTime()) / 86400).rounded(.down))).year
                 var year = reference - reference % 100 + yy
                 if year > reference + 50 { year -= 100 }
@@ -48,7 +54,7 @@ public enum HTTPDate {
             return nil
         }
         // asctime: Www SP Mon SP (DD | SP D) SP hh:mm:ss SP YYYY
-        guard shortDays.contains(dayName), s.eat(0x20), let month = s.month(), s.eat(0x20) else { return nil }
+        guard lowerShortDays.contains(dayName), s.eat(0x20), let month = s.month(), s.eat(0x20) else { return nil }
         let day: Int
         if s.eat(0x20) {
             guard let d = s.digits(1) else { return nil }
@@ -166,7 +172,7 @@ public enum HTTPDate {
         mutating func month() -> Int? {
             guard bytes.count - i >= 3 else { return nil }
             let name = String(decoding: bytes[i..<i + 3], as: UTF8.self)
-            guard let index = HTTPDate.months.firstIndex(of: name) else { return nil }
+            guard let index = HTTPDate.lowerMonths.firstIndex(of: name) else { return nil }
             i += 3
             return index + 1
         }

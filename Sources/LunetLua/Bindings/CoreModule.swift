@@ -19,6 +19,7 @@ enum CoreModule {
             ("cached_response", TransferBinding.cachedResponse),
             ("response_meta", ResponseBinding.meta), ("response_timings", ResponseBinding.timings),
             ("response_connections", ResponseBinding.connections), ("response_headers", ResponseBinding.headers),
+            ("response_trailers", ResponseBinding.trailers),
             ("response_body", ResponseBinding.body), ("response_text", ResponseBinding.text),
             ("response_json", ResponseBinding.json), ("response_xml", ResponseBinding.xml), ("response_protobuf", ResponseBinding.protobuf), ("response_request", ResponseBinding.request),
             ("version", version), ("isatty", isatty), ("fd_kind", TerminalBinding.fdKind), ("read_secret", TerminalBinding.readSecret), ("response_download", ResponseBinding.download),

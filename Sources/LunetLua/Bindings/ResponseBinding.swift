@@ -76,6 +76,14 @@ enum ResponseBinding {
         return 1
     }
 
+    /// The trailer fields after a chunked body, flat like the header fields.
+    static let trailers: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let r = response(L, "trailers") else { return LuaErrorObject.badArgument(L, 1, "response_trailers", "response expected") }
+        pushFlat(L, r.trailers)
+        return 1
+    }
+
     static func pushFlat(_ L: OpaquePointer, _ headers: HTTPHeaders) {
         let s = LuaStack(L)
         s.newTable(array: Int32(headers.count * 2))

@@ -23,6 +23,7 @@ enum TransferBinding {
         var multipart: [MultipartPart]?
         var uploadFile: String?
         var cachePolicy: String?
+        var offlineMissResponse = false
         var target: FileTarget?
         var wantsProgress = false
         var stream = false
@@ -43,6 +44,7 @@ enum TransferBinding {
             case "multipart": if s.type(-1) == LUA_TTABLE { multipart = multipartParts(L, -1) }
             case "upload_file": uploadFile = s.string(-1)
             case "cache_policy": cachePolicy = s.string(-1)
+            case "offline_miss_504": offlineMissResponse = s.bool(-1)
             // A download: { path, offset, range_start, on_whole = "restart" | "fail" }
             case "download":
                 if s.type(-1) == LUA_TTABLE, let path = s.stringField(-1, "path") {
@@ -77,6 +79,7 @@ enum TransferBinding {
             }
             request.cachePolicy = p
         }
+        request.offlineMissResponse = offlineMissResponse
         if anyOption { request.options = options }
 
         let host = LuaHost.from(L)
