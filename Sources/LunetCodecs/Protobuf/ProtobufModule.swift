@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import LunetCore
 
 /// The `protobuf` module: `decode`, `encode` (no schema), `load` (a schema from a descriptor

@@ -3,7 +3,8 @@ import Foundation
 import LunetCore
 import XCTest
 
-import LunetLua
+import LunetCodecs
+import LunetLuaStack
 
 /// The protobuf codec through the `protobuf` module, on a bare Lua state (no host, no prelude),
 /// checked against Debian's protoc: the descriptor set and the reference encodings are made at

@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import LunetCore
 
 /// The `xml` module: `decode`, `encode` (API.md, "Serializers"; the rules are in docs/xml.md).

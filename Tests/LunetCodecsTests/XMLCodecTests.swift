@@ -3,7 +3,8 @@ import Foundation
 import LunetCore
 import XCTest
 
-import LunetLua
+import LunetCodecs
+import LunetLuaStack
 
 /// The XML codec through the `xml` module, on a bare Lua state (no host, no prelude).
 final class XMLCodecTests: LuaSnippetTestCase {

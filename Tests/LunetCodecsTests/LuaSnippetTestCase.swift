@@ -1,7 +1,7 @@
 import CLunet
 import XCTest
 
-import LunetLua
+import LunetLuaStack
 
 /// A test case with a bare Lua state (no host, no prelude) and helpers to run snippets in it:
 /// what the codec tests (JSON, XML, protobuf) share. Subclasses make `L` in setUp and push

@@ -3,7 +3,8 @@ import Foundation
 import LunetCore
 import XCTest
 
-import LunetLua
+import LunetCodecs
+import LunetLuaStack
 
 /// The JSON codec through the `json` module, on a bare Lua state (no host, no prelude).
 final class JSONCodecTests: LuaSnippetTestCase {

@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import LunetCore
 
 /// The `json` module: `encode`, `decode`, `null`, `array`, `is_array` (API.md, "Serializers";
