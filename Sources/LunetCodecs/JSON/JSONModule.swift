@@ -27,17 +27,12 @@ public enum JSONModule {
         guard lua_gettop(L) >= 1 else { return LuaErrorObject.badArgument(L, 1, "encode", "value expected") }
         var options = LuaJSONEncoder.Options()
         if lua_type(L, 2) > LUA_TNIL {
-            if let status = checkOptions(L, 2, "encode", known: ["pretty", "sort_keys"]) { return status }
+            if let status = CodecOptions.check(L, 2, "encode", known: ["pretty", "sort_keys"]) { return status }
             for name in ["pretty", "sort_keys"] {
-                let type = lunet_rawgetfield(L, 2, name)
-                let on = lua_toboolean(L, -1) != 0
-                lunet_pop(L, 1)
-                switch type {
-                case LUA_TNIL: continue
-                case LUA_TBOOLEAN: if name == "pretty" { options.pretty = on } else { options.sortKeys = on }
-                default:
-                    let got = String(cString: lua_typename(L, type))
-                    return LuaErrorObject.badArgument(L, 2, "encode", "option '\(name)' must be a boolean, got \(got)")
+                switch CodecOptions.bool(L, 2, "encode", name) {
+                case .absent: continue
+                case .value(let on): if name == "pretty" { options.pretty = on } else { options.sortKeys = on }
+                case .failed(let status): return status
                 }
             }
         }
@@ -59,17 +54,12 @@ public enum JSONModule {
         }
         var maxDepth = LuaJSONDecoder.defaultMaxDepth
         if lua_type(L, 2) > LUA_TNIL {
-            if let status = checkOptions(L, 2, "decode", known: ["max_depth"]) { return status }
-            let type = lunet_rawgetfield(L, 2, "max_depth")
-            var isInteger: Int32 = 0
-            let n = lua_tointegerx(L, -1, &isInteger)
-            if type != LUA_TNIL && (type != LUA_TNUMBER || isInteger == 0 || n < 1) {
-                let shown = type == LUA_TNUMBER ? (LuaStack(L).string(-1) ?? "?") : "a " + typeName(L, -1)
-                lunet_pop(L, 1)
-                return LuaErrorObject.badArgument(L, 2, "decode", "option 'max_depth' must be a positive integer, got \(shown)")
+            if let status = CodecOptions.check(L, 2, "decode", known: ["max_depth"]) { return status }
+            switch CodecOptions.maxDepth(L, 2, "decode") {
+            case .absent: break
+            case .value(let n): maxDepth = n
+            case .failed(let status): return status
             }
-            lunet_pop(L, 1)
-            if type != LUA_TNIL { maxDepth = Int(min(n, lua_Integer(Int32.max))) }
         }
         var length = 0
         let text = lunet_tolstring(L, 1, &length)!
@@ -114,72 +104,5 @@ public enum JSONModule {
         return 1
     }
 
-    /// Checks the option table at `index`: nil, or a table whose keys are all in `known`.
-    /// Returns nil when it is fine, else the status of the argument error it pushed.
-    static func checkOptions(_ L: OpaquePointer, _ index: Int32, _ function: String, known: [String]) -> Int32? {
-        switch lua_type(L, index) {
-        case LUA_TNONE, LUA_TNIL:
-            return nil
-        case LUA_TTABLE:
-            break
-        default:
-            return LuaErrorObject.badArgument(L, Int(index), function, "options table expected, got \(typeName(L, index))")
-        }
-        let s = LuaStack(L)
-        lua_pushnil(L)
-        while lua_next(L, index) != 0 {
-            lunet_pop(L, 1)
-            if lua_type(L, -1) == LUA_TSTRING, let name = s.string(-1), known.contains(name) { continue }
-            let shown = lua_type(L, -1) == LUA_TSTRING ? "'\(s.string(-1) ?? "")'" : "of type \(typeName(L, -1))"
-            lunet_pop(L, 1)
-            let list = known.map { "'\($0)'" }.joined(separator: ", ")
-            return LuaErrorObject.badArgument(L, Int(index), function, "unknown option \(shown) (known: \(list))")
-        }
-        return nil
-    }
-
-    static func typeName(_ L: OpaquePointer, _ i: Int32) -> String {
-        String(cString: lua_typename(L, lua_type(L, i)))
-    }
-}
-
-/// json.null and the json.array metatable: one of each per lua_State, in the registry under
-/// "lunet.json.null" and "lunet.json.array", made on first use (raw access only).
-enum JSONRegistry {
-    static let nullKey = "lunet.json.null"
-    static let arrayKey = "lunet.json.array"
-
-    /// Pushes json.null: a zero-size userdata whose metatable has __name and __tostring
-    /// "json.null". Compare with `v == json.null`.
-    static func pushNull(_ L: OpaquePointer) {
-        if lunet_rawgetfield(L, lunet_registryindex(), nullKey) == LUA_TUSERDATA { return }
-        lunet_pop(L, 1)
-        _ = lunet_newuserdata(L, 0, 0)
-        lua_createtable(L, 0, 3)
-        _ = lua_pushstring(L, "json.null")
-        lunet_rawsetfield(L, -2, "__name")
-        lunet_pushswiftfunction(L, nullToString, 0)
-        lunet_rawsetfield(L, -2, "__tostring")
-        _ = lua_pushstring(L, "json.null")
-        lunet_rawsetfield(L, -2, "__metatable")
-        lua_setmetatable(L, -2)
-        lua_pushvalue(L, -1)
-        lunet_rawsetfield(L, lunet_registryindex(), nullKey)
-    }
-
-    /// Pushes the metatable that marks a table as a JSON array: { __name = "json.array" }.
-    static func pushArrayMetatable(_ L: OpaquePointer) {
-        if lunet_rawgetfield(L, lunet_registryindex(), arrayKey) == LUA_TTABLE { return }
-        lunet_pop(L, 1)
-        lua_createtable(L, 0, 1)
-        _ = lua_pushstring(L, "json.array")
-        lunet_rawsetfield(L, -2, "__name")
-        lua_pushvalue(L, -1)
-        lunet_rawsetfield(L, lunet_registryindex(), arrayKey)
-    }
-
-    static let nullToString: lunet_SwiftFunction = { L in
-        _ = lua_pushstring(L!, "json.null")
-        return 1
-    }
+    static func typeName(_ L: OpaquePointer, _ i: Int32) -> String { CodecOptions.typeName(L, i) }
 }

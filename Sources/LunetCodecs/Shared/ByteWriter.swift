@@ -1,4 +1,5 @@
 import Glibc
+import LunetCore
 
 /// A growable byte buffer on the C heap, written through raw pointers: what every encoder
 /// (JSON, XML, protobuf) writes into. No Swift allocation or bounds check per byte.
@@ -47,12 +48,14 @@ struct ByteWriter {
     }
 }
 
-/// Codecs abort on exhaustion, as the Lua allocator does, so that nothing raises from Swift.
-func codecOutOfMemory(_ codec: StaticString) -> Never {
-    let prefix: StaticString = "lunet: out of memory in "
-    let suffix: StaticString = "; stopping\n"
-    _ = write(2, prefix.utf8Start, prefix.utf8CodeUnitCount)
-    _ = write(2, codec.utf8Start, codec.utf8CodeUnitCount)
-    _ = write(2, suffix.utf8Start, suffix.utf8CodeUnitCount)
-    abort()
+extension ByteWriter {
+    /// The encoders' Swift entry points: `body` writes into a fresh writer, and what it wrote
+    /// is appended to `out`; on failure `out` is left as it was and the error returned.
+    static func encode(into out: ByteBuffer, _ body: (inout ByteWriter) -> LunetError?) -> LunetError? {
+        var writer = ByteWriter()
+        defer { writer.release() }
+        if let error = body(&writer) { return error }
+        if writer.count > 0 { out.append(writer.base!, writer.count) }
+        return nil
+    }
 }
