@@ -5,13 +5,6 @@ import Glibc
 
 extension JSONEncoderState {
 
-    @inline(__always)
-    mutating func newline(_ level: Int) {
-        let o = out.reserve(1 + 2 * level)
-        o.pointee = 0x0A
-        (o + 1).initialize(repeating: 0x20, count: 2 * level)
-        out.count += 1 + 2 * level
-    }
 
     mutating func table(_ t: Int32) -> Bool {
         let pointer = lua_topointer(L, t)
@@ -77,7 +70,7 @@ extension JSONEncoderState {
             first = false
             lua_settop(L, -2)
         } while lua_next(L, t) != 0
-        if pretty { newline(depth - 1) }
+        if pretty { out.newline(indent: depth - 1) }
         out.append(UInt8(ascii: "}"))
         return true
     }
@@ -85,7 +78,7 @@ extension JSONEncoderState {
     @inline(__always)
     mutating func member(_ k: UnsafePointer<UInt8>, _ n: Int, first: Bool, valueAt v: Int32) -> Bool {
         if !first { out.append(UInt8(ascii: ",")) }
-        if pretty { newline(depth) }
+        if pretty { out.newline(indent: depth) }
         guard string(k, n, isKey: true) else { return false }
         if pretty {
             let o = out.reserve(2)
@@ -126,7 +119,7 @@ extension JSONEncoderState {
             guard member(key.bytes, key.count, first: j == first, valueAt: lua_gettop(L)) else { return false }
             lua_settop(L, -2)
         }
-        if pretty { newline(depth - 1) }
+        if pretty { out.newline(indent: depth - 1) }
         out.append(UInt8(ascii: "}"))
         return true
     }
@@ -172,7 +165,7 @@ extension JSONEncoderState {
             }
             break
         }
-        if pretty { newline(depth - 1) }
+        if pretty { out.newline(indent: depth - 1) }
         out.append(UInt8(ascii: "]"))
         return true
     }
@@ -180,7 +173,7 @@ extension JSONEncoderState {
     @inline(__always)
     mutating func element(first: Bool, valueAt v: Int32) -> Bool {
         if !first { out.append(UInt8(ascii: ",")) }
-        if pretty { newline(depth) }
+        if pretty { out.newline(indent: depth) }
         return value(v)
     }
 }

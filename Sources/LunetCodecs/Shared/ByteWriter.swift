@@ -40,6 +40,15 @@ struct ByteWriter {
         append(s.utf8Start, s.utf8CodeUnitCount)
     }
 
+    /// A line feed and two spaces per level: the pretty forms of the JSON and XML encoders.
+    @inline(__always)
+    mutating func newline(indent level: Int) {
+        let o = reserve(1 + 2 * level)
+        o.pointee = 0x0A
+        (o + 1).initialize(repeating: 0x20, count: 2 * level)
+        count += 1 + 2 * level
+    }
+
     mutating func release() {
         free(base)
         base = nil

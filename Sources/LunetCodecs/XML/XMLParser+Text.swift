@@ -1,0 +1,262 @@
+import CLunet
+import Glibc
+
+// MARK: - Text, CDATA, references, attribute values
+
+extension XMLParser {
+    /// At character data inside an element: adds it to the text run, up to the next '<' (or
+    /// the end of the input, which the caller reports).
+    mutating func parseText() -> Bool {
+        var s = p
+        if !runContent {
+            // Leading whitespace: alone, it is formatting.
+            while p < end {
+                let c = p.pointee
+                if c == 0x20 || c == 0x0A || c == 0x09 {
+                    p += 1
+                } else if c == 0x0D {
+                    appendRun(s, p)
+                    appendRun(scalar: 0x0A)
+                    p += 1
+                    if p < end && p.pointee == 0x0A { p += 1 }
+                    s = p
+                } else {
+                    break
+                }
+            }
+            if p >= end || p.pointee == UInt8(ascii: "<") {
+                appendRun(s, p)
+                return true
+            }
+            runContent = true
+        }
+        while true {
+            while end - p >= 8 {
+                let special = XMLScan.textSpecial(UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)))
+                if special != 0 {
+                    p += special.trailingZeroBitCount >> 3
+                    break
+                }
+                p += 8
+            }
+            guard p < end else {
+                appendRun(s, p)
+                return true
+            }
+            let c = p.pointee
+            switch c {
+            case UInt8(ascii: "<"):
+                appendRun(s, p)
+                return true
+            case 0x0A, 0x09:
+                p += 1
+            case UInt8(ascii: "&"):
+                appendRun(s, p)
+                guard let u = parseReference() else { return false }
+                appendRun(scalar: u)
+                s = p
+            case 0x0D:
+                appendRun(s, p)
+                appendRun(scalar: 0x0A)
+                p += 1
+                if p < end && p.pointee == 0x0A { p += 1 }
+                s = p
+            case UInt8(ascii: "]"):
+                if end - p >= 3 && p[1] == UInt8(ascii: "]") && p[2] == UInt8(ascii: ">") { return fail(.cdataEndInText, at: p) }
+                p += 1
+            default:
+                if c >= 0x80 {
+                    guard skipNonASCII() else { return false }
+                } else if c < 0x20 {
+                    return fail(.invalidCharacter(UInt32(c)), at: p)
+                } else {
+                    p += 1
+                }
+            }
+        }
+    }
+
+    /// At "<![CDATA[": its content joins the text run as it is (line ends normalized).
+    mutating func parseCDATA() -> Bool {
+        p += 9
+        var s = p
+        while true {
+            while end - p >= 8 {
+                let special = XMLScan.cdataSpecial(UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)))
+                if special != 0 {
+                    p += special.trailingZeroBitCount >> 3
+                    break
+                }
+                p += 8
+            }
+            guard p < end else { return fail(.unexpectedEnd("']]>' to close the CDATA section"), at: p) }
+            let c = p.pointee
+            if c == UInt8(ascii: "]") {
+                if end - p >= 3 && p[1] == UInt8(ascii: "]") && p[2] == UInt8(ascii: ">") {
+                    if p > s { runContent = true }
+                    appendRun(s, p)
+                    p += 3
+                    return true
+                }
+                p += 1
+            } else if c == 0x0D {
+                runContent = true
+                appendRun(s, p)
+                appendRun(scalar: 0x0A)
+                p += 1
+                if p < end && p.pointee == 0x0A { p += 1 }
+                s = p
+            } else if c >= 0x80 {
+                guard skipNonASCII() else { return false }
+            } else if c < 0x20 && c != 0x0A && c != 0x09 {
+                return fail(.invalidCharacter(UInt32(c)), at: p)
+            } else {
+                p += 1
+            }
+        }
+    }
+
+    /// At '&': the character the reference stands for (p moves past its ';'), or nil after
+    /// recording the failure.
+    mutating func parseReference() -> UInt32? {
+        let amp = p
+        p += 1
+        guard p < end else {
+            _ = fail(.unexpectedEnd("an entity or character reference after '&'"), at: p)
+            return nil
+        }
+        if p.pointee == UInt8(ascii: "#") {
+            p += 1
+            var hex = false
+            if p < end && p.pointee == UInt8(ascii: "x") {
+                hex = true
+                p += 1
+            }
+            var v: UInt32 = 0
+            var digits = 0
+            while p < end {
+                let c = p.pointee
+                var d: UInt32
+                if c &- UInt8(ascii: "0") < 10 {
+                    d = UInt32(c &- UInt8(ascii: "0"))
+                } else if hex && (c | 0x20) &- UInt8(ascii: "a") < 6 {
+                    d = UInt32((c | 0x20) &- UInt8(ascii: "a")) + 10
+                } else {
+                    break
+                }
+                if v <= 0x10FFFF { v = v * (hex ? 16 : 10) + d }
+                digits += 1
+                p += 1
+            }
+            guard digits > 0 else {
+                _ = p < end ? fail(.malformedCharacterReference, at: amp) : fail(.unexpectedEnd("the digits of a character reference"), at: p)
+                return nil
+            }
+            guard p < end else {
+                _ = fail(.unexpectedEnd("';' to end the character reference"), at: p)
+                return nil
+            }
+            guard p.pointee == UInt8(ascii: ";") else {
+                _ = fail(.malformedCharacterReference, at: amp)
+                return nil
+            }
+            p += 1
+            guard XMLScan.isXMLChar(v) else {
+                _ = fail(.invalidCharacterReference(length: p - amp, v), at: amp)
+                return nil
+            }
+            return v
+        }
+        // A named entity: only XML's five.
+        let left = end - p
+        if left >= 3 && p[2] == UInt8(ascii: ";") && p[1] == UInt8(ascii: "t") {
+            if p[0] == UInt8(ascii: "l") { p += 3; return 0x3C }
+            if p[0] == UInt8(ascii: "g") { p += 3; return 0x3E }
+        }
+        if left >= 4 && memcmp(p, "amp;", 4) == 0 { p += 4; return 0x26 }
+        if left >= 5 && memcmp(p, "quot;", 5) == 0 { p += 5; return 0x22 }
+        if left >= 5 && memcmp(p, "apos;", 5) == 0 { p += 5; return 0x27 }
+        let c = p.pointee
+        guard byteClass(c) & 1 != 0 || c >= 0x80 else {
+            _ = fail(.bareAmpersand, at: amp)
+            return nil
+        }
+        guard scanName("an entity name") else {
+            if case .unexpected = failure { _ = fail(.bareAmpersand, at: amp) }
+            return nil
+        }
+        guard p < end else {
+            _ = fail(.unexpectedEnd("';' to end the entity reference"), at: p)
+            return nil
+        }
+        guard p.pointee == UInt8(ascii: ";") else {
+            _ = fail(.bareAmpersand, at: amp)
+            return nil
+        }
+        p += 1
+        _ = fail(.unknownEntity(length: p - amp, doctype: sawDoctype), at: amp)
+        return nil
+    }
+
+    /// At the opening quote: pushes the value (references replaced, whitespace normalized).
+    mutating func parseAttributeValue() -> Bool {
+        let quote = p.pointee
+        p += 1
+        let s = p
+        var segment = p
+        var inScratch = false
+        while true {
+            while end - p >= 8 {
+                let special = XMLScan.valueSpecial(UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)), quote)
+                if special != 0 {
+                    p += special.trailingZeroBitCount >> 3
+                    break
+                }
+                p += 8
+            }
+            guard p < end else { return fail(.unexpectedEnd("the closing quote of the attribute value"), at: p) }
+            let c = p.pointee
+            if c == quote {
+                if inScratch {
+                    scratchAppend(segment, p - segment)
+                    lua_pushlstring(L, UnsafeRawPointer(scratch.unsafelyUnwrapped).assumingMemoryBound(to: CChar.self), scratchCount)
+                } else {
+                    lua_pushlstring(L, UnsafeRawPointer(s).assumingMemoryBound(to: CChar.self), p - s)
+                }
+                p += 1
+                return true
+            }
+            switch c {
+            case UInt8(ascii: "<"):
+                return fail(.lessThanInAttribute, at: p)
+            case UInt8(ascii: "&"):
+                if !inScratch {
+                    inScratch = true
+                    scratchCount = 0
+                }
+                scratchAppend(segment, p - segment)
+                guard let u = parseReference() else { return false }
+                scratchAppend(scalar: u)
+                segment = p
+            case 0x09, 0x0A, 0x0D:
+                if !inScratch {
+                    inScratch = true
+                    scratchCount = 0
+                }
+                scratchAppend(segment, p - segment)
+                scratchAppend(scalar: 0x20)
+                p += 1
+                if c == 0x0D && p < end && p.pointee == 0x0A { p += 1 }
+                segment = p
+            default:
+                if c >= 0x80 {
+                    guard skipNonASCII() else { return false }
+                } else if c < 0x20 {
+                    return fail(.invalidCharacter(UInt32(c)), at: p)
+                } else {
+                    p += 1
+                }
+            }
+        }
+    }
+}
