@@ -182,7 +182,7 @@ struct PBRawFrame {
     var serial: UInt64
 }
 
-struct PBRawDecoderState {
+struct PBRawDecoderState: PBDecoding {
     let L: OpaquePointer
     let start: UnsafePointer<UInt8>
     var p: UnsafePointer<UInt8>
@@ -210,26 +210,6 @@ struct PBRawDecoderState {
         lua_createtable(L, 0, 4)
         lua_pushnil(L)
         frames.unsafelyUnwrapped[0] = PBRawFrame(end: end, table: lua_gettop(L) - 1, field: 0, state: 0, serial: 0)
-    }
-
-    mutating func release() {
-        free(frames)
-        frames = nil
-    }
-
-    @inline(never)
-    mutating func growFrames() {
-        let capacity = max(16, frameCapacity * 2)
-        guard let grown = realloc(frames, capacity * MemoryLayout<PBRawFrame>.stride) else { pbOutOfMemory() }
-        frames = grown.assumingMemoryBound(to: PBRawFrame.self)
-        frameCapacity = capacity
-    }
-
-    @inline(never)
-    mutating func fail(_ problem: PBProblem, at q: UnsafePointer<UInt8>) -> Bool {
-        failure = problem
-        failureAt = q
-        return false
     }
 
     mutating func run() -> Bool {
