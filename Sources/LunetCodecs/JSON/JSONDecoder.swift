@@ -44,16 +44,8 @@ public enum LuaJSONDecoder {
                                 arrayMetatableIndex: base + 2, maxDepth: max(1, maxDepth))
         let ok = parser.parseDocument()
         let failure = parser.failure
-        let failureOffset = parser.failureOffset
         parser.release()
-        if ok {
-            lunet_replace(L, base + 1)
-            lua_settop(L, base + 1)
-            return 1
-        }
-        lua_settop(L, base)
-        pushError(L, bytes, offset: failureOffset, failure)
-        return LUNET_RAISE
+        return TextDecodeError.finish(L, base: base, ok: ok, codec: "JSON", { failure.text }, bytes, offset: parser.failureOffset)
     }
 
     /// Pushes the decode error object: "JSON: <problem> at line L, column C (byte B)".

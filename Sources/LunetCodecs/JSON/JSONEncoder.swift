@@ -39,23 +39,12 @@ public enum LuaJSONEncoder {
     /// there); on failure the buffer is as it was.
     static func encode(_ L: OpaquePointer, index: Int32, options: Options, writer: inout JSONWriter) -> LunetError? {
         let top = lua_gettop(L)
-        let mark = writer.count
         let value = lua_absindex(L, index)
         guard lua_checkstack(L, 8) != 0 else { return LunetError(.argument, "cannot encode: the Lua stack is full") }
         JSONRegistry.pushNull(L)
         JSONRegistry.pushArrayMetatable(L)
         var encoder = JSONEncoderState(L: L, options: options, nullIndex: top + 1, arrayMetatableIndex: top + 2)
-        encoder.out = writer
-        let ok = encoder.value(value)
-        writer = encoder.out
-        let error = encoder.error
-        encoder.release()
-        lua_settop(L, top)
-        if !ok {
-            writer.count = mark
-            return error ?? LunetError(.argument, "cannot encode the value")
-        }
-        return nil
+        return encoder.encode(L, top: top, into: &writer, otherwise: "cannot encode the value") { $0.value(value) }
     }
 }
 

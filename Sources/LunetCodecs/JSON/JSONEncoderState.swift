@@ -19,7 +19,7 @@ struct JSONSortKey {
     var count: Int
 }
 
-struct JSONEncoderState {
+struct JSONEncoderState: TextEncoderState {
     let L: OpaquePointer
     var out = JSONWriter()
     let pretty: Bool

@@ -1,3 +1,4 @@
+import CLunet
 import Glibc
 
 /// What the two decoders (without and with a schema) share: an explicit stack of open
@@ -9,6 +10,8 @@ protocol PBDecoding {
     var frameCapacity: Int { get set }
     var failure: PBProblem? { get set }
     var failureAt: UnsafePointer<UInt8> { get set }
+    /// Where the decoder reads next.
+    var p: UnsafePointer<UInt8> { get set }
 }
 
 extension PBDecoding {
@@ -33,5 +36,62 @@ extension PBDecoding {
         failure = problem
         failureAt = q
         return false
+    }
+
+    /// The end of a decode: the message's table stays (returns 1), or the stack goes back to
+    /// `base` and the error object is pushed (returns LUNET_RAISE). Frees the frames.
+    mutating func finish(_ L: OpaquePointer, ok: Bool, base: Int32, start: UnsafePointer<UInt8>) -> Int32 {
+        let failure = self.failure
+        let offset = failureAt - start
+        release()
+        if ok {
+            lua_settop(L, base + 1)
+            return 1
+        }
+        lua_settop(L, base)
+        pbPushDecodeError(L, failure ?? .other("cannot decode"), offset: offset)
+        return LUNET_RAISE
+    }
+
+    // MARK: reading, with the failure named
+
+    /// At a field's tag: reads it and checks the field number (each decoder checks the wire
+    /// type against what it accepts). Nil after failing.
+    @inline(__always)
+    mutating func readTag(_ end: UnsafePointer<UInt8>) -> (number: UInt64, wire: UInt8)? {
+        let tagAt = p
+        var tag: UInt64 = 0
+        switch PBWire.readVarint(&p, end, &tag) {
+        case .ok: break
+        case .truncated: _ = fail(.truncatedVarint("a field tag"), at: tagAt); return nil
+        case .overflow: _ = fail(.varintOverflow("a field tag"), at: tagAt); return nil
+        }
+        let number = tag >> 3
+        guard number != 0 else { _ = fail(.fieldNumberZero, at: tagAt); return nil }
+        guard number <= PBWire.maxFieldNumber else { _ = fail(.fieldNumberTooLarge(number), at: tagAt); return nil }
+        return (number, UInt8(truncatingIfNeeded: tag & 7))
+    }
+
+    @inline(__always)
+    mutating func readVarint(_ end: UnsafePointer<UInt8>, _ what: @autoclosure () -> String, _ v: inout UInt64) -> Bool {
+        guard p < end else { return fail(.truncatedVarint(what()), at: p) }
+        let at = p
+        switch PBWire.readVarint(&p, end, &v) {
+        case .ok: return true
+        case .truncated: return fail(.truncatedVarint(what()), at: at)
+        case .overflow: return fail(.varintOverflow(what()), at: at)
+        }
+    }
+
+    /// A length at p, checked against `end`.
+    @inline(__always)
+    mutating func readLength(_ end: UnsafePointer<UInt8>, _ field: UInt64, _ n: inout Int) -> Bool {
+        let at = p
+        var length: UInt64 = 0
+        guard readVarint(end, "the length of field \(field)", &length) else { return false }
+        let left = end - p
+        guard length <= UInt64(left) else { return fail(.lengthPastEnd(length, left), at: at) }
+        n = Int(length)
+        return true
     }
 }

@@ -35,16 +35,7 @@ enum PBRawDecoder {
         let start = raw.assumingMemoryBound(to: UInt8.self)
         var decoder = PBRawDecoderState(L: L, start: start, end: start + bytes.count, options: options)
         let ok = decoder.run()
-        let failure = decoder.failure
-        let failureAt = decoder.failureAt
-        decoder.release()
-        if ok {
-            lua_settop(L, base + 1)
-            return 1
-        }
-        lua_settop(L, base)
-        pbPushDecodeError(L, failure ?? .other("cannot decode"), offset: failureAt - start)
-        return LUNET_RAISE
+        return decoder.finish(L, ok: ok, base: base, start: start)
     }
 
     /// Whether a length-delimited value is taken for a nested message when guessing: it is
@@ -221,26 +212,11 @@ struct PBRawDecoderState: PBDecoding {
                 continue
             }
             let tagAt = p
-            var tag: UInt64 = 0
-            switch PBWire.readVarint(&p, end, &tag) {
-            case .ok: break
-            case .truncated: return fail(.truncatedVarint("a field tag"), at: tagAt)
-            case .overflow: return fail(.varintOverflow("a field tag"), at: tagAt)
-            }
-            let field = tag >> 3
-            let wire = UInt8(truncatingIfNeeded: tag & 7)
-            guard field != 0 else { return fail(.fieldNumberZero, at: tagAt) }
-            guard field <= PBWire.maxFieldNumber else { return fail(.fieldNumberTooLarge(field), at: tagAt) }
+            guard let (field, wire) = readTag(end) else { return false }
             switch wire {
             case PBWire.varint:
-                guard p < end else { return fail(.truncatedVarint("field \(field)"), at: p) }
-                let at = p
                 var v: UInt64 = 0
-                switch PBWire.readVarint(&p, end, &v) {
-                case .ok: break
-                case .truncated: return fail(.truncatedVarint("field \(field)"), at: at)
-                case .overflow: return fail(.varintOverflow("field \(field)"), at: at)
-                }
+                guard readVarint(end, "field \(field)", &v) else { return false }
                 selectList(f, field)
                 lua_pushinteger(L, lua_Integer(Int64(bitPattern: v)))
                 pbAppendOccurrence(L, list: f.pointee.table + 1, wire: wire, state: &f.pointee.state)
@@ -257,17 +233,8 @@ struct PBRawDecoderState: PBDecoding {
                 p += 4
                 pbAppendOccurrence(L, list: f.pointee.table + 1, wire: wire, state: &f.pointee.state)
             case PBWire.len:
-                let lengthAt = p
-                guard p < end else { return fail(.truncatedVarint("the length of field \(field)"), at: p) }
-                var length: UInt64 = 0
-                switch PBWire.readVarint(&p, end, &length) {
-                case .ok: break
-                case .truncated: return fail(.truncatedVarint("the length of field \(field)"), at: lengthAt)
-                case .overflow: return fail(.varintOverflow("the length of field \(field)"), at: lengthAt)
-                }
-                let left = end - p
-                guard length <= UInt64(left) else { return fail(.lengthPastEnd(length, left), at: lengthAt) }
-                let n = Int(length)
+                var n = 0
+                guard readLength(end, field, &n) else { return false }
                 selectList(f, field)
                 if guess && PBRawDecoder.looksLikeMessage(p, n) {
                     guard depth < maxDepth else { return fail(.tooDeep(maxDepth), at: tagAt) }

@@ -45,16 +45,7 @@ struct PBSchemaDecoder: PBDecoding {
         var d = PBSchemaDecoder(L: L, schema: schema, names: names, start: start, end: start + count,
                                 message: message, options: options)
         let ok = d.run()
-        let failure = d.failure
-        let offset = d.failureAt - start
-        d.release()
-        if ok {
-            lua_settop(L, base + 1)
-            return 1
-        }
-        lua_settop(L, base)
-        pbPushDecodeError(L, failure ?? .other("cannot decode"), offset: offset)
-        return LUNET_RAISE
+        return d.finish(L, ok: ok, base: base, start: start)
     }
 
     typealias FT = PBSchema.FieldType
@@ -104,29 +95,6 @@ struct PBSchemaDecoder: PBDecoding {
         frames.unsafelyUnwrapped[0] = Frame(message: message, end: end, table: lua_gettop(L), kind: Self.root, serial: 0)
     }
 
-    @inline(__always)
-    mutating func readVarint(_ end: UnsafePointer<UInt8>, _ what: @autoclosure () -> String, _ v: inout UInt64) -> Bool {
-        guard p < end else { return fail(.truncatedVarint(what()), at: p) }
-        let at = p
-        switch PBWire.readVarint(&p, end, &v) {
-        case .ok: return true
-        case .truncated: return fail(.truncatedVarint(what()), at: at)
-        case .overflow: return fail(.varintOverflow(what()), at: at)
-        }
-    }
-
-    /// A length at p, checked against `end`.
-    @inline(__always)
-    mutating func readLength(_ end: UnsafePointer<UInt8>, _ field: UInt64, _ n: inout Int) -> Bool {
-        let at = p
-        var length: UInt64 = 0
-        guard readVarint(end, "the length of field \(field)", &length) else { return false }
-        let left = end - p
-        guard length <= UInt64(left) else { return fail(.lengthPastEnd(length, left), at: at) }
-        n = Int(length)
-        return true
-    }
-
     mutating func run() -> Bool {
         let schema = self.schema
         while true {
@@ -137,16 +105,7 @@ struct PBSchemaDecoder: PBDecoding {
                 continue
             }
             let tagAt = p
-            var tag: UInt64 = 0
-            switch PBWire.readVarint(&p, end, &tag) {
-            case .ok: break
-            case .truncated: return fail(.truncatedVarint("a field tag"), at: tagAt)
-            case .overflow: return fail(.varintOverflow("a field tag"), at: tagAt)
-            }
-            let number = tag >> 3
-            let wire = UInt8(truncatingIfNeeded: tag & 7)
-            guard number != 0 else { return fail(.fieldNumberZero, at: tagAt) }
-            guard number <= PBWire.maxFieldNumber else { return fail(.fieldNumberTooLarge(number), at: tagAt) }
+            guard let (number, wire) = readTag(end) else { return false }
             let fi = schema.field(f.pointee.message, number)
             guard fi >= 0 else {
                 guard unknown(f.pointee.table, f.pointee.serial, number, wire, tagAt, end) else { return false }

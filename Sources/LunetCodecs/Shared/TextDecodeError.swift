@@ -1,3 +1,4 @@
+import CLunet
 import LunetLuaStack
 
 /// The error object of a text decoder (JSON, XML): "<codec>: <problem> at line L, column C
@@ -18,6 +19,22 @@ enum TextDecodeError {
             }
         }
         return (line, column)
+    }
+
+    /// The end of a decode that kept working slots from `base` + 1: on success the value on
+    /// top takes the first slot and the rest go (returns 1); on failure the stack goes back to
+    /// `base` and the error object for `problem` is pushed (returns LUNET_RAISE). Either way
+    /// the stack ends exactly one value above `base`.
+    static func finish(_ L: OpaquePointer, base: Int32, ok: Bool, codec: String, _ problem: () -> String,
+                       _ bytes: UnsafeRawBufferPointer, offset: Int) -> Int32 {
+        if ok {
+            lunet_replace(L, base + 1)
+            lua_settop(L, base + 1)
+            return 1
+        }
+        lua_settop(L, base)
+        push(L, codec: codec, problem(), bytes, offset: offset)
+        return LUNET_RAISE
     }
 
     /// Pushes the error object for `problem` (the text of the message) at byte `offset`.

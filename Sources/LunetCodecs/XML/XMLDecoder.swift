@@ -69,16 +69,9 @@ public enum LuaXMLDecoder {
         var parser = XMLParser(L: L, start: start, end: start + bytes.count, slots: base, options: options)
         let ok = parser.parseDocument()
         let failure = parser.failure
-        let failureOffset = parser.failureOffset
+        let offset = parser.failureOffset
         parser.release()
-        if ok {
-            lunet_replace(L, base + 1)
-            lua_settop(L, base + 1)
-            return 1
-        }
-        lua_settop(L, base)
-        pushError(L, bytes, offset: failureOffset, failure)
-        return LUNET_RAISE
+        return TextDecodeError.finish(L, base: base, ok: ok, codec: "XML", { failure.text(bytes, offset) }, bytes, offset: offset)
     }
 
     static let xmlNamespace = "http://www.w3.org/XML/1998/namespace"

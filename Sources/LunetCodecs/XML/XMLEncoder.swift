@@ -38,21 +38,10 @@ public enum LuaXMLEncoder {
 
     static func encode(_ L: OpaquePointer, index: Int32, options: Options, writer: inout XMLWriter) -> LunetError? {
         let top = lua_gettop(L)
-        let mark = writer.count
         let element = lua_absindex(L, index)
         guard lua_checkstack(L, 16) != 0 else { return LunetError(.argument, "cannot encode: the Lua stack is full") }
         var encoder = XMLEncoderState(L: L, options: options)
-        encoder.out = writer
-        let ok = encoder.run(element)
-        writer = encoder.out
-        let error = encoder.error
-        encoder.release()
-        lua_settop(L, top)
-        if !ok {
-            writer.count = mark
-            return error ?? LunetError(.argument, "cannot encode the element")
-        }
-        return nil
+        return encoder.encode(L, top: top, into: &writer, otherwise: "cannot encode the element") { $0.run(element) }
     }
 }
 

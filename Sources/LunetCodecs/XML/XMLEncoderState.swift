@@ -35,7 +35,7 @@ struct XMLAttribute {
     var valueLength: Int
 }
 
-struct XMLEncoderState {
+struct XMLEncoderState: TextEncoderState {
     let L: OpaquePointer
     var out = XMLWriter()
     let pretty: Bool

@@ -152,15 +152,7 @@ extension XMLParser {
                 _ = p < end ? fail(.malformedCharacterReference, at: amp) : fail(.unexpectedEnd("the digits of a character reference"), at: p)
                 return nil
             }
-            guard p < end else {
-                _ = fail(.unexpectedEnd("';' to end the character reference"), at: p)
-                return nil
-            }
-            guard p.pointee == UInt8(ascii: ";") else {
-                _ = fail(.malformedCharacterReference, at: amp)
-                return nil
-            }
-            p += 1
+            guard referenceEnd("';' to end the character reference", otherwise: .malformedCharacterReference, amp) else { return nil }
             guard XMLScan.isXMLChar(v) else {
                 _ = fail(.invalidCharacterReference(length: p - amp, v), at: amp)
                 return nil
@@ -185,17 +177,19 @@ extension XMLParser {
             if case .unexpected = failure { _ = fail(.bareAmpersand, at: amp) }
             return nil
         }
-        guard p < end else {
-            _ = fail(.unexpectedEnd("';' to end the entity reference"), at: p)
-            return nil
-        }
-        guard p.pointee == UInt8(ascii: ";") else {
-            _ = fail(.bareAmpersand, at: amp)
-            return nil
-        }
-        p += 1
+        guard referenceEnd("';' to end the entity reference", otherwise: .bareAmpersand, amp) else { return nil }
         _ = fail(.unknownEntity(length: p - amp, doctype: sawDoctype), at: amp)
         return nil
+    }
+
+    /// At what should be the ';' that ends the reference at `amp`: moves past it, or fails
+    /// (the end of the input as such, any other byte as `otherwise`, at the '&').
+    @inline(__always)
+    mutating func referenceEnd(_ expecting: StaticString, otherwise: LuaXMLDecoder.Problem, _ amp: UnsafePointer<UInt8>) -> Bool {
+        guard p < end else { return fail(.unexpectedEnd(expecting), at: p) }
+        guard p.pointee == UInt8(ascii: ";") else { return fail(otherwise, at: amp) }
+        p += 1
+        return true
     }
 
     /// At the opening quote: pushes the value (references replaced, whitespace normalized).
