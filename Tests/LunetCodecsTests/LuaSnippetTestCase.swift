@@ -9,6 +9,15 @@ import LunetLuaStack
 class LuaSnippetTestCase: XCTestCase {
     var L: OpaquePointer!
 
+    /// Makes `L`: a bare state (the standard libraries, no host, no prelude) with the module
+    /// table `push` makes as the global `name`.
+    func makeState(module name: String, _ push: (OpaquePointer) -> Void) {
+        L = lunet_newstate()!
+        XCTAssertEqual(lunet_openlibs(L), LUA_OK)
+        push(L)
+        lua_setglobal(L, name)
+    }
+
     override func tearDown() {
         if L != nil { lua_close(L) }
         L = nil

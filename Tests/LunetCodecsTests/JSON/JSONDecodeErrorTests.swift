@@ -74,13 +74,8 @@ final class JSONDecodeErrorTests: JSONCodecTestCase {
         let doc = Array(#"{"a":[1,-2.5e3,true,false,null,"x\u00e9\n\ud83d\ude00",{"b":{}},[]],"c":"😀 é","d":12345678901234567890,"e":{"f":[0.5,"\"\\/"]}}"#.utf8)
         XCTAssertTrue(decodeBytes(doc).ok)
         let specials: [UInt8] = Array(#"{}[],:"\ u0123456789eE.-+tfnl"#.utf8) + [0x00, 0x0A, 0x80, 0xBF, 0xC3, 0xE2, 0xED, 0xF0, 0xF4, 0xFF]
-        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
-        func next(_ n: Int) -> Int {
-            seed ^= seed << 13
-            seed ^= seed >> 7
-            seed ^= seed << 17
-            return Int(seed % UInt64(n))
-        }
+        var random = Xorshift()
+        func next(_ n: Int) -> Int { random.next(n) }
         var accepted = 0
         for _ in 0..<5000 {
             var bytes = doc

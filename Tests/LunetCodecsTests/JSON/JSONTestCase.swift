@@ -11,10 +11,7 @@ import LunetLuaStack
 class JSONCodecTestCase: LuaSnippetTestCase {
     override func setUp() {
         super.setUp()
-        L = lunet_newstate()!
-        XCTAssertEqual(lunet_openlibs(L), LUA_OK)
-        JSONModule.pushModule(L)
-        lua_setglobal(L, "json")
+        makeState(module: "json", JSONModule.pushModule)
         // A deep comparison for round trips (json.null and array marks included).
         lua("""
         function deq(a, b)

@@ -58,13 +58,8 @@ final class JSONValueTests: JSONCodecTestCase {
     /// The decoder's own float paths (exact double, exact 80-bit) against strtod, bit for bit,
     /// on random decimals and on the hard cases: values at and next to halfway points.
     func testFloatsMatchStrtod() {
-        var seed: UInt64 = 0x2545_F491_4F6C_DD1D
-        func next(_ n: UInt64) -> UInt64 {
-            seed ^= seed << 13
-            seed ^= seed >> 7
-            seed ^= seed << 17
-            return seed % n
-        }
+        var random = Xorshift(seed: 0x2545_F491_4F6C_DD1D)
+        func next(_ n: UInt64) -> UInt64 { random.next(n) }
         var texts: [String] = ["9007199254740993.0", "9007199254740993e0", "0.1", "0.3", "2.2250738585072014e-308",
                                "1.7976931348623157e308", "4.9406564584124654e-324", "123456789012345678e-27",
                                "9999999999999999999e27", "1e-27", "0.0000000000000000000000000001"]

@@ -83,13 +83,8 @@ final class ProtobufMalformedInputTests: ProtobufCodecTestCase {
         try loadSchema()
         let everything = try encodeWithProtoc("everything.txt")
         let maps = try encodeWithProtoc("maps.txt")
-        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
-        func next(_ n: Int) -> Int {
-            seed ^= seed << 13
-            seed ^= seed >> 7
-            seed ^= seed << 17
-            return Int(seed % UInt64(n))
-        }
+        var random = Xorshift()
+        func next(_ n: Int) -> Int { random.next(n) }
         lua(#"""
         function check(b)
           local ok, v = pcall(schema.decode, schema, b, "lunet.test.Everything", { defaults = true })

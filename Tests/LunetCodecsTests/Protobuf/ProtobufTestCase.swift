@@ -13,10 +13,7 @@ import LunetLuaStack
 class ProtobufCodecTestCase: LuaSnippetTestCase {
     override func setUp() {
         super.setUp()
-        L = lunet_newstate()!
-        XCTAssertEqual(lunet_openlibs(L), LUA_OK)
-        ProtobufModule.pushModule(L)
-        lua_setglobal(L, "protobuf")
+        makeState(module: "protobuf", ProtobufModule.pushModule)
         lua("""
         function deq(a, b)
           if type(a) ~= type(b) then return false end

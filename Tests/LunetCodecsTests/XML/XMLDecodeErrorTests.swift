@@ -152,13 +152,8 @@ final class XMLDecodeErrorTests: XMLCodecTestCase {
     func testMutatedDocuments() {
         let doc = Array(Self.dense.utf8)
         let specials: [UInt8] = Array("<>/=\"'&;#x![]-? \n\r\tabc:".utf8) + [0x00, 0x80, 0xBF, 0xC3, 0xE2, 0xED, 0xEF, 0xF0, 0xF4, 0xFF]
-        var seed: UInt64 = 0x9E37_79B9_7F4A_7C15
-        func next(_ n: Int) -> Int {
-            seed ^= seed << 13
-            seed ^= seed >> 7
-            seed ^= seed << 17
-            return Int(seed % UInt64(n))
-        }
+        var random = Xorshift()
+        func next(_ n: Int) -> Int { random.next(n) }
         var accepted = 0
         for round in 0..<20000 {
             var bytes = doc

@@ -11,10 +11,7 @@ import LunetLuaStack
 class XMLCodecTestCase: LuaSnippetTestCase {
     override func setUp() {
         super.setUp()
-        L = lunet_newstate()!
-        XCTAssertEqual(lunet_openlibs(L), LUA_OK)
-        XMLModule.pushModule(L)
-        lua_setglobal(L, "xml")
+        makeState(module: "xml", XMLModule.pushModule)
         lua(#"""
         -- A deep comparison of element tables.
         function deq(a, b)
@@ -42,7 +39,6 @@ class XMLCodecTestCase: LuaSnippetTestCase {
         end
         """#)
     }
-
 
     // MARK: helpers
 
