@@ -66,10 +66,8 @@ extension JSONParser {
     /// Names the first byte that makes the sequence at p invalid.
     @inline(never)
     mutating func failUTF8() -> Bool {
-        guard let bad = UTF8Sequence.firstBadByte(p, end) else {
-            return fail(.unexpectedEnd("the rest of a UTF-8 sequence"), at: end)
-        }
-        return fail(.invalidUTF8(bad.pointee), at: bad)
+        let (at, truncated) = UTF8Sequence.failure(p, end)
+        return fail(truncated ? .unexpectedEnd("the rest of a UTF-8 sequence") : .invalidUTF8(at.pointee), at: at)
     }
 
     @inline(__always)

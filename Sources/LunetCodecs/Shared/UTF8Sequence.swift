@@ -51,11 +51,11 @@ enum UTF8Sequence {
     }
 
     /// Where a sequence that `length` refused goes wrong, for the message: the first byte that
-    /// cannot be part of it, or nil when the input ends before the sequence does.
-    static func firstBadByte(_ p: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> UnsafePointer<UInt8>? {
+    /// cannot be part of it, or `end` with `truncated` when the input ends before it does.
+    static func failure(_ p: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> (at: UnsafePointer<UInt8>, truncated: Bool) {
         let c = p.pointee
         let need = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 1
-        guard c >= 0xC2 && c <= 0xF4 else { return p }
+        guard c >= 0xC2 && c <= 0xF4 else { return (p, false) }
         var i = 1
         while i < need && p + i < end && p[i] & 0xC0 == 0x80 && !(i == 1 && (
             (c == 0xE0 && p[1] < 0xA0) || (c == 0xED && p[1] > 0x9F) ||
@@ -63,10 +63,10 @@ enum UTF8Sequence {
             i += 1
         }
         if i < need {
-            if p + i >= end { return nil }
-            return p + i
+            if p + i >= end { return (end, true) }
+            return (p + i, false)
         }
-        return p
+        return (p, false)
     }
 
     /// Writes the code point `u` as UTF-8 (1 to 4 bytes) at `out`; returns the length.

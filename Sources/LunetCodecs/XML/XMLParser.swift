@@ -140,10 +140,8 @@ struct XMLParser {
     /// Names the first byte that makes the sequence at p invalid.
     @inline(never)
     mutating func failUTF8() -> Bool {
-        guard let bad = UTF8Sequence.firstBadByte(p, end) else {
-            return fail(.unexpectedEnd("the rest of a UTF-8 sequence"), at: end)
-        }
-        return fail(.invalidUTF8, at: bad)
+        let (at, truncated) = UTF8Sequence.failure(p, end)
+        return fail(truncated ? .unexpectedEnd("the rest of a UTF-8 sequence") : .invalidUTF8, at: at)
     }
 
     /// One character of markup that is skipped (comments, PIs, DOCTYPE): checked, not kept.
