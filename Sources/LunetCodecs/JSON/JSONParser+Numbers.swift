@@ -164,8 +164,8 @@ extension JSONParser {
     @inline(never)
     mutating func convertNumber(from s: UnsafePointer<UInt8>) -> Bool {
         let n = p - s
-        reserveScratch(0, n + 1)
-        let text = scratch.unsafelyUnwrapped
+        scratch.count = 0
+        let text = scratch.reserve(n + 1)
         text.update(from: s, count: n)
         text[n] = 0
         guard lua_stringtonumber(L, UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self)) == n + 1 else {

@@ -70,27 +70,20 @@ extension JSONParser {
         return fail(truncated ? .unexpectedEnd("the rest of a UTF-8 sequence") : .invalidUTF8(at.pointee), at: at)
     }
 
-    @inline(__always)
-    mutating func reserveScratch(_ used: Int, _ extra: Int) {
-        if used + extra > scratchCapacity { growScratch(used + extra) }
-    }
-
-    @inline(__always)
-    mutating func growScratch(_ needed: Int) {
-        growStorage(&scratch, &scratchCapacity, minimum: 256, needed: needed, "the JSON codec")
-    }
-
     /// The string from `s` has an escape at p: decode it into the scratch buffer, then push.
     @inline(never)
     mutating func parseEscapedString(from s: UnsafePointer<UInt8>) -> Bool {
         var n = p - s
-        reserveScratch(0, n + 64)
-        scratch.unsafelyUnwrapped.update(from: s, count: n)
+        scratch.count = 0
+        scratch.reserve(n + 64).update(from: s, count: n)
         while true {
             // Room for one step: up to eight plain bytes, then one escape (at most 4 bytes of
             // UTF-8) or one UTF-8 sequence.
-            if n + 16 > scratchCapacity { growScratch(n + 16) }
-            var out = scratch.unsafelyUnwrapped + n
+            if n + 16 > scratch.capacity {
+                scratch.count = n
+                _ = scratch.reserve(16)
+            }
+            var out = scratch.base.unsafelyUnwrapped + n
             if end - p >= 8 {
                 // Copy eight bytes; keep those before the first special one.
                 let w = UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)
@@ -122,7 +115,7 @@ extension JSONParser {
                 continue
             }
             if c == UInt8(ascii: "\"") {
-                lua_pushlstring(L, UnsafeRawPointer(scratch.unsafelyUnwrapped).assumingMemoryBound(to: CChar.self), n)
+                lua_pushlstring(L, UnsafeRawPointer(scratch.base.unsafelyUnwrapped).assumingMemoryBound(to: CChar.self), n)
                 p += 1
                 return true
             }

@@ -30,8 +30,7 @@ struct JSONParser {
     var frames: UnsafeMutablePointer<JSONFrame>? = nil
     var frameCapacity = 0
     /// Decoded bytes of the string being unescaped, and NUL-terminated number text.
-    var scratch: UnsafeMutablePointer<UInt8>? = nil
-    var scratchCapacity = 0
+    var scratch = ByteWriter(owner: "the JSON codec")
 
     var failure: LuaJSONDecoder.Problem = .none
     var failureOffset = 0
@@ -49,9 +48,8 @@ struct JSONParser {
 
     mutating func release() {
         free(frames)
-        free(scratch)
+        scratch.release()
         frames = nil
-        scratch = nil
     }
 
     @inline(never)

@@ -2,11 +2,14 @@ import Glibc
 import LunetCore
 
 /// A growable byte buffer on the C heap, written through raw pointers: what every encoder
-/// (JSON, XML, protobuf) writes into. No Swift allocation or bounds check per byte.
+/// (JSON, XML, protobuf) writes into, and the decoders' scratch for text they cannot push
+/// straight from the input. No Swift allocation or bounds check per byte.
 struct ByteWriter {
     var base: UnsafeMutablePointer<UInt8>? = nil
     var count = 0
     var capacity = 0
+    /// Named in the message when memory runs out.
+    var owner: StaticString = "an encoder"
 
     /// Room for `n` more bytes; returns where the next byte goes.
     @inline(__always)
@@ -18,7 +21,7 @@ struct ByteWriter {
     @inline(never)
     mutating func grow(_ n: Int) {
         let newCapacity = max(count + n, capacity * 2, 1024)
-        guard let grown = realloc(base, newCapacity) else { codecOutOfMemory("an encoder") }
+        guard let grown = realloc(base, newCapacity) else { codecOutOfMemory(owner) }
         base = grown.assumingMemoryBound(to: UInt8.self)
         capacity = newCapacity
     }
@@ -33,6 +36,12 @@ struct ByteWriter {
     mutating func append(_ p: UnsafePointer<UInt8>, _ n: Int) {
         reserve(n).update(from: p, count: n)
         count += n
+    }
+
+    /// The code point `u` as UTF-8.
+    @inline(__always)
+    mutating func appendUTF8(_ u: UInt32) {
+        count += UTF8Sequence.write(u, to: reserve(4))
     }
 
     @inline(__always)

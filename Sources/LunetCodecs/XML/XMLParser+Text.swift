@@ -213,7 +213,7 @@ extension XMLParser {
             if c == quote {
                 if inScratch {
                     scratchAppend(segment, p - segment)
-                    lua_pushlstring(L, UnsafeRawPointer(scratch.unsafelyUnwrapped).assumingMemoryBound(to: CChar.self), scratchCount)
+                    lua_pushlstring(L, UnsafeRawPointer(scratch.base.unsafelyUnwrapped).assumingMemoryBound(to: CChar.self), scratch.count)
                 } else {
                     lua_pushlstring(L, UnsafeRawPointer(s).assumingMemoryBound(to: CChar.self), p - s)
                 }
@@ -226,19 +226,19 @@ extension XMLParser {
             case UInt8(ascii: "&"):
                 if !inScratch {
                     inScratch = true
-                    scratchCount = 0
+                    scratch.count = 0
                 }
                 scratchAppend(segment, p - segment)
                 guard let u = parseReference() else { return false }
-                scratchAppend(scalar: u)
+                scratch.appendUTF8(u)
                 segment = p
             case 0x09, 0x0A, 0x0D:
                 if !inScratch {
                     inScratch = true
-                    scratchCount = 0
+                    scratch.count = 0
                 }
                 scratchAppend(segment, p - segment)
-                scratchAppend(scalar: 0x20)
+                scratch.append(0x20)
                 p += 1
                 if c == 0x0D && p < end && p.pointee == 0x0A { p += 1 }
                 segment = p

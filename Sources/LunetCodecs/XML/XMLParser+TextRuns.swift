@@ -4,27 +4,11 @@ import Glibc
 // MARK: - Text runs: text is pushed from the input when it is one slice of it, else from the scratch
 
 extension XMLParser {
-    @inline(__always)
-    mutating func reserveScratch(_ extra: Int) -> UnsafeMutablePointer<UInt8> {
-        if scratchCount + extra > scratchCapacity { growScratch(scratchCount + extra) }
-        return scratch.unsafelyUnwrapped + scratchCount
-    }
-
-    @inline(__always)
-    mutating func growScratch(_ needed: Int) {
-        growStorage(&scratch, &scratchCapacity, minimum: 256, needed: needed, "the XML codec")
-    }
-
+    /// Adds n bytes at s to the scratch (n may be 0).
     @inline(__always)
     mutating func scratchAppend(_ s: UnsafePointer<UInt8>, _ n: Int) {
         guard n > 0 else { return }
-        reserveScratch(n).update(from: s, count: n)
-        scratchCount += n
-    }
-
-    @inline(__always)
-    mutating func scratchAppend(scalar u: UInt32) {
-        scratchCount += UTF8Sequence.write(u, to: reserveScratch(4))
+        scratch.append(s, n)
     }
 
     /// Adds the input bytes [s, e) to the text run.
@@ -49,7 +33,7 @@ extension XMLParser {
     @inline(never)
     mutating func moveRunToScratch(_ s: UnsafePointer<UInt8>?) {
         runInScratch = true
-        scratchCount = 0
+        scratch.count = 0
         if let s { scratchAppend(s, runEnd.unsafelyUnwrapped - s) }
         runStart = nil
     }
@@ -58,7 +42,7 @@ extension XMLParser {
     @inline(__always)
     mutating func appendRun(scalar u: UInt32) {
         if !runInScratch { moveRunToScratch(runStart) }
-        scratchAppend(scalar: u)
+        scratch.appendUTF8(u)
     }
 
     /// Ends the text run: pushes it as a child unless it is dropped (empty, or only literal
@@ -72,8 +56,8 @@ extension XMLParser {
         }
         guard runContent || keepWhitespace else { return true }
         if runInScratch {
-            guard scratchCount > 0 else { return true }
-            lua_pushlstring(L, UnsafeRawPointer(scratch.unsafelyUnwrapped).assumingMemoryBound(to: CChar.self), scratchCount)
+            guard scratch.count > 0 else { return true }
+            lua_pushlstring(L, UnsafeRawPointer(scratch.base.unsafelyUnwrapped).assumingMemoryBound(to: CChar.self), scratch.count)
         } else {
             guard let s = runStart else { return true }
             lua_pushlstring(L, UnsafeRawPointer(s).assumingMemoryBound(to: CChar.self), runEnd.unsafelyUnwrapped - s)

@@ -45,9 +45,8 @@ struct XMLParser {
     var cacheLength = 0
     var cacheBound = false
 
-    var scratch: UnsafeMutablePointer<UInt8>? = nil
-    var scratchCapacity = 0
-    var scratchCount = 0
+    /// Text and attribute values that cannot be pushed straight from the input.
+    var scratch = ByteWriter(owner: "the XML codec")
 
     /// The text run being gathered: a slice of the input while it is one, else the scratch.
     var runStart: UnsafePointer<UInt8>? = nil
@@ -86,10 +85,9 @@ struct XMLParser {
 
     mutating func release() {
         free(frames)
-        free(scratch)
+        scratch.release()
         free(attrOffsets)
         frames = nil
-        scratch = nil
         attrOffsets = nil
     }
 
