@@ -87,9 +87,9 @@ extension XMLParser {
             lua_rawset(L, attrs)
         }
         lua_rawset(L, element)
-        let undoMark = undoCount
+        let undoMark = namespaces.undoCount
         if count > 0 {
-            if declarations { declareNamespaces(element, count) }
+            if declarations { namespaces.declare(element, count) }
             lua_settop(L, element)
         }
 
@@ -97,15 +97,15 @@ extension XMLParser {
         var colon = 0
         while colon < nameLength && name[colon] != UInt8(ascii: ":") { colon += 1 }
         if colon > 0 && colon < nameLength - 1 {
-            lookUpNamespace(name, colon, element)
-        } else if undoCount > 0 {
-            lookUpNamespace(name, 0, element)
+            namespaces.lookUp(name, colon, element)
+        } else if namespaces.hasDeclarations {
+            namespaces.lookUp(name, 0, element)
         }
         if empty {
             lua_pushvalue(L, childrenKey)
             lua_createtable(L, 0, 0)
             lua_rawset(L, element)
-            restoreNamespaces(undoMark)
+            namespaces.restore(undoMark)
             return addChild()
         }
         if depth == frameCapacity { growStorage(&frames, &frameCapacity, minimum: 32, "the XML codec") }
@@ -140,7 +140,7 @@ extension XMLParser {
         lua_pushvalue(L, childrenKey)
         lua_rotate(L, -2, 1)
         lua_rawset(L, base)
-        restoreNamespaces(frame.pointee.undoMark)
+        namespaces.restore(frame.pointee.undoMark)
         depth -= 1
         return addChild()
     }

@@ -4,19 +4,26 @@ import Glibc
 // MARK: - Text, CDATA, references, attribute values
 
 extension XMLParser {
+    /// Ends the text run: pushes it as a child unless it is dropped.
+    @inline(__always)
+    mutating func flushText() -> Bool {
+        guard text.push(L, keepWhitespace: keepWhitespace) else { return true }
+        return addChild()
+    }
+
     /// At character data inside an element: adds it to the text run, up to the next '<' (or
     /// the end of the input, which the caller reports).
     mutating func parseText() -> Bool {
         var s = p
-        if !runContent {
+        if !text.hasContent {
             // Leading whitespace: alone, it is formatting.
             while p < end {
                 let c = p.pointee
                 if c == 0x20 || c == 0x0A || c == 0x09 {
                     p += 1
                 } else if c == 0x0D {
-                    appendRun(s, p)
-                    appendRun(scalar: 0x0A)
+                    text.append(s, p)
+                    text.append(scalar: 0x0A)
                     p += 1
                     if p < end && p.pointee == 0x0A { p += 1 }
                     s = p
@@ -25,10 +32,10 @@ extension XMLParser {
                 }
             }
             if p >= end || p.pointee == UInt8(ascii: "<") {
-                appendRun(s, p)
+                text.append(s, p)
                 return true
             }
-            runContent = true
+            text.hasContent = true
         }
         while true {
             while end - p >= 8 {
@@ -40,24 +47,24 @@ extension XMLParser {
                 p += 8
             }
             guard p < end else {
-                appendRun(s, p)
+                text.append(s, p)
                 return true
             }
             let c = p.pointee
             switch c {
             case UInt8(ascii: "<"):
-                appendRun(s, p)
+                text.append(s, p)
                 return true
             case 0x0A, 0x09:
                 p += 1
             case UInt8(ascii: "&"):
-                appendRun(s, p)
+                text.append(s, p)
                 guard let u = parseReference() else { return false }
-                appendRun(scalar: u)
+                text.append(scalar: u)
                 s = p
             case 0x0D:
-                appendRun(s, p)
-                appendRun(scalar: 0x0A)
+                text.append(s, p)
+                text.append(scalar: 0x0A)
                 p += 1
                 if p < end && p.pointee == 0x0A { p += 1 }
                 s = p
@@ -93,16 +100,16 @@ extension XMLParser {
             let c = p.pointee
             if c == UInt8(ascii: "]") {
                 if end - p >= 3 && p[1] == UInt8(ascii: "]") && p[2] == UInt8(ascii: ">") {
-                    if p > s { runContent = true }
-                    appendRun(s, p)
+                    if p > s { text.hasContent = true }
+                    text.append(s, p)
                     p += 3
                     return true
                 }
                 p += 1
             } else if c == 0x0D {
-                runContent = true
-                appendRun(s, p)
-                appendRun(scalar: 0x0A)
+                text.hasContent = true
+                text.append(s, p)
+                text.append(scalar: 0x0A)
                 p += 1
                 if p < end && p.pointee == 0x0A { p += 1 }
                 s = p
@@ -212,8 +219,8 @@ extension XMLParser {
             let c = p.pointee
             if c == quote {
                 if inScratch {
-                    scratchAppend(segment, p - segment)
-                    lua_pushlstring(L, UnsafeRawPointer(scratch.base.unsafelyUnwrapped).assumingMemoryBound(to: CChar.self), scratch.count)
+                    text.scratchAppend(segment, p - segment)
+                    lua_pushlstring(L, UnsafeRawPointer(text.scratch.base.unsafelyUnwrapped).assumingMemoryBound(to: CChar.self), text.scratch.count)
                 } else {
                     lua_pushlstring(L, UnsafeRawPointer(s).assumingMemoryBound(to: CChar.self), p - s)
                 }
@@ -226,19 +233,19 @@ extension XMLParser {
             case UInt8(ascii: "&"):
                 if !inScratch {
                     inScratch = true
-                    scratch.count = 0
+                    text.scratch.count = 0
                 }
-                scratchAppend(segment, p - segment)
+                text.scratchAppend(segment, p - segment)
                 guard let u = parseReference() else { return false }
-                scratch.appendUTF8(u)
+                text.scratch.appendUTF8(u)
                 segment = p
             case 0x09, 0x0A, 0x0D:
                 if !inScratch {
                     inScratch = true
-                    scratch.count = 0
+                    text.scratch.count = 0
                 }
-                scratchAppend(segment, p - segment)
-                scratch.append(0x20)
+                text.scratchAppend(segment, p - segment)
+                text.scratch.append(0x20)
                 p += 1
                 if c == 0x0D && p < end && p.pointee == 0x0A { p += 1 }
                 segment = p

@@ -27,32 +27,14 @@ struct XMLParser {
     let tagKey: Int32
     let attrsKey: Int32
     let childrenKey: Int32
-    let nsKey: Int32
-    let emptyKey: Int32
-    let scope: Int32
-    let undo: Int32
-    let cache: Int32
 
     var frames: UnsafeMutablePointer<XMLFrame>? = nil
     var frameCapacity = 0
     var depth = 0
-    var undoCount = 0
-    /// Changes whenever the namespace bindings do; the cache of the last lookup is valid while
-    /// it has not changed.
-    var generation = 0
-    var cacheGeneration = -1
-    var cachePrefix: UnsafePointer<UInt8>
-    var cacheLength = 0
-    var cacheBound = false
+    var namespaces: XMLNamespaceScope
 
-    /// Text and attribute values that cannot be pushed straight from the input.
-    var scratch = ByteWriter(owner: "the XML codec")
-
-    /// The text run being gathered: a slice of the input while it is one, else the scratch.
-    var runStart: UnsafePointer<UInt8>? = nil
-    var runEnd: UnsafePointer<UInt8>? = nil
-    var runInScratch = false
-    var runContent = false
+    /// The text run being gathered (its scratch also holds attribute values being unescaped).
+    var text = XMLTextRun()
 
     var attrOffsets: UnsafeMutablePointer<Int>? = nil
     var attrCapacity = 0
@@ -75,17 +57,13 @@ struct XMLParser {
         tagKey = base + 1
         attrsKey = base + 2
         childrenKey = base + 3
-        nsKey = base + 4
-        emptyKey = base + 5
-        scope = base + 6
-        undo = base + 7
-        cache = base + 8
-        cachePrefix = start
+        namespaces = XMLNamespaceScope(L: L, nsKey: base + 4, emptyKey: base + 5, table: base + 6, undo: base + 7,
+                                       cache: base + 8, anyPointer: start)
     }
 
     mutating func release() {
         free(frames)
-        scratch.release()
+        text.scratch.release()
         free(attrOffsets)
         frames = nil
         attrOffsets = nil

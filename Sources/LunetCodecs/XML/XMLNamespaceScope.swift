@@ -1,21 +1,54 @@
 import CLunet
 import Glibc
 
-// MARK: - Namespaces: the prefixes in scope, in a Lua table with an undo list
+/// The namespace prefixes in scope while an XML document is decoded. The bindings live on the
+/// Lua stack, in fixed slots: a table prefix → URI (the empty string for the default
+/// namespace), the undo list of the declarations made (prefix and the URI it replaced, in
+/// pairs), and the URI found by the last lookup.
+struct XMLNamespaceScope {
+    let L: OpaquePointer
+    /// The slots of the "ns" key and of "" (the default namespace's key).
+    let nsKey: Int32
+    let emptyKey: Int32
+    /// The slots of the bindings table, the undo list and the last URI looked up.
+    let table: Int32
+    let undo: Int32
+    let cache: Int32
 
-extension XMLParser {
+    /// Declarations in the undo list: an element's mark is the count when it opened.
+    var undoCount = 0
+    /// Changes whenever the bindings do; the last lookup is valid while it has not changed.
+    var generation = 0
+    var cacheGeneration = -1
+    var cachePrefix: UnsafePointer<UInt8>
+    var cacheLength = 0
+    var cacheBound = false
+
+    init(L: OpaquePointer, nsKey: Int32, emptyKey: Int32, table: Int32, undo: Int32, cache: Int32, anyPointer: UnsafePointer<UInt8>) {
+        self.L = L
+        self.nsKey = nsKey
+        self.emptyKey = emptyKey
+        self.table = table
+        self.undo = undo
+        self.cache = cache
+        self.cachePrefix = anyPointer
+    }
+
+    /// Whether any declaration is in scope (else only `xml:` is bound).
+    var hasDeclarations: Bool { undoCount > 0 }
+
     /// Sets element.ns to what `prefix` (the first `length` bytes of the tag; none for the
     /// default namespace) is bound to, if anything. The last answer is remembered until the
     /// bindings change: most elements of a document use one or two prefixes.
     @inline(__always)
-    mutating func lookUpNamespace(_ prefix: UnsafePointer<UInt8>, _ length: Int, _ element: Int32) {
+    mutating func lookUp(_ prefix: UnsafePointer<UInt8>, _ length: Int, _ element: Int32) {
         if cacheGeneration != generation || cacheLength != length || memcmp(prefix, cachePrefix, length) != 0 {
             if length == 0 {
                 lua_pushvalue(L, emptyKey)
             } else {
                 lua_pushlstring(L, UnsafeRawPointer(prefix).assumingMemoryBound(to: CChar.self), length)
             }
-            cacheBound = lua_rawget(L, scope) == LUA_TSTRING
+            cacheBound = lua_rawget(L, table) == LUA_TSTRING
             lunet_replace(L, cache)
             cachePrefix = prefix
             cacheLength = length
@@ -30,7 +63,7 @@ extension XMLParser {
 
     /// The xmlns attributes among the `count` name/value pairs above `element` take effect:
     /// each binding goes into the scope table, the value it replaces into the undo list.
-    mutating func declareNamespaces(_ element: Int32, _ count: Int) {
+    mutating func declare(_ element: Int32, _ count: Int) {
         generation &+= 1
         for i in 0..<Int32(count) {
             let k = element + 1 + 2 * i
@@ -44,7 +77,7 @@ extension XMLParser {
             }
             // [prefix]: remember what it was bound to, then bind it (an empty URI unbinds).
             lua_pushvalue(L, -1)
-            lua_rawget(L, scope)
+            lua_rawget(L, table)
             lua_rawseti(L, undo, lua_Integer(2 * undoCount + 2))
             lua_pushvalue(L, -1)
             lua_rawseti(L, undo, lua_Integer(2 * undoCount + 1))
@@ -56,19 +89,19 @@ extension XMLParser {
             } else {
                 lua_pushvalue(L, k + 1)
             }
-            lua_rawset(L, scope)
+            lua_rawset(L, table)
         }
     }
 
     /// Undoes the namespace declarations made since `mark`, latest first.
     @inline(__always)
-    mutating func restoreNamespaces(_ mark: Int) {
+    mutating func restore(_ mark: Int) {
         if undoCount > mark { generation &+= 1 }
         while undoCount > mark {
             undoCount -= 1
             lua_rawgeti(L, undo, lua_Integer(2 * undoCount + 1))
             lua_rawgeti(L, undo, lua_Integer(2 * undoCount + 2))
-            lua_rawset(L, scope)
+            lua_rawset(L, table)
         }
     }
 }
