@@ -1,34 +1,17 @@
 import CLunet
 import Glibc
 
-/// What the two decoders (without and with a schema) share: an explicit stack of open
-/// messages on the C heap, so nesting costs heap and never C stack, and the first failure,
-/// where it happened.
-protocol PBDecoding {
-    associatedtype Frame
-    var frames: UnsafeMutablePointer<Frame>? { get set }
-    var frameCapacity: Int { get set }
-    var failure: PBProblem? { get set }
-    var failureAt: UnsafePointer<UInt8> { get set }
-    /// Where the decoder reads next.
-    var p: UnsafePointer<UInt8> { get set }
-}
+/// Where a protobuf decoder reads, and its first failure. The reads that name what they were
+/// reading when they fail live here, on a concrete type: the hot loops of both decoders call
+/// them, and through a protocol each access to the position would go through an accessor.
+struct PBCursor {
+    var p: UnsafePointer<UInt8>
+    var failure: PBProblem? = nil
+    var failureAt: UnsafePointer<UInt8>
 
-extension PBDecoding {
-    mutating func release() {
-        free(frames)
-        frames = nil
-    }
-
-    @inline(__always)
-    mutating func growFrames() {
-        // Through locals: the two are properties of one value, which two inout arguments
-        // cannot both hold.
-        var storage = frames
-        var capacity = frameCapacity
-        growStorage(&storage, &capacity, minimum: 16, "the protobuf codec")
-        frames = storage
-        frameCapacity = capacity
+    init(_ start: UnsafePointer<UInt8>) {
+        p = start
+        failureAt = start
     }
 
     @inline(never)
@@ -37,23 +20,6 @@ extension PBDecoding {
         failureAt = q
         return false
     }
-
-    /// The end of a decode: the message's table stays (returns 1), or the stack goes back to
-    /// `base` and the error object is pushed (returns LUNET_RAISE). Frees the frames.
-    mutating func finish(_ L: OpaquePointer, ok: Bool, base: Int32, start: UnsafePointer<UInt8>) -> Int32 {
-        let failure = self.failure
-        let offset = failureAt - start
-        release()
-        if ok {
-            lua_settop(L, base + 1)
-            return 1
-        }
-        lua_settop(L, base)
-        pbPushDecodeError(L, failure ?? .other("cannot decode"), offset: offset)
-        return LUNET_RAISE
-    }
-
-    // MARK: reading, with the failure named
 
     /// At a field's tag: reads it and checks the field number (each decoder checks the wire
     /// type against what it accepts). Nil after failing.
@@ -93,5 +59,47 @@ extension PBDecoding {
         guard length <= UInt64(left) else { return fail(.lengthPastEnd(length, left), at: at) }
         n = Int(length)
         return true
+    }
+}
+
+/// What the two decoders (without and with a schema) share besides the cursor: an explicit
+/// stack of open messages on the C heap, so nesting costs heap and never C stack.
+protocol PBDecoding {
+    associatedtype Frame
+    var frames: UnsafeMutablePointer<Frame>? { get set }
+    var frameCapacity: Int { get set }
+    var cursor: PBCursor { get set }
+}
+
+extension PBDecoding {
+    mutating func release() {
+        free(frames)
+        frames = nil
+    }
+
+    @inline(__always)
+    mutating func growFrames() {
+        // Through locals: the two are properties of one value, which two inout arguments
+        // cannot both hold.
+        var storage = frames
+        var capacity = frameCapacity
+        growStorage(&storage, &capacity, minimum: 16, "the protobuf codec")
+        frames = storage
+        frameCapacity = capacity
+    }
+
+    /// The end of a decode: the message's table stays (returns 1), or the stack goes back to
+    /// `base` and the error object is pushed (returns LUNET_RAISE). Frees the frames.
+    mutating func finish(_ L: OpaquePointer, ok: Bool, base: Int32, start: UnsafePointer<UInt8>) -> Int32 {
+        let failure = cursor.failure
+        let offset = cursor.failureAt - start
+        release()
+        if ok {
+            lua_settop(L, base + 1)
+            return 1
+        }
+        lua_settop(L, base)
+        pbPushDecodeError(L, failure ?? .other("cannot decode"), offset: offset)
+        return LUNET_RAISE
     }
 }

@@ -175,8 +175,12 @@ struct PBRawFrame {
 
 struct PBRawDecoderState: PBDecoding {
     let L: OpaquePointer
-    let start: UnsafePointer<UInt8>
-    var p: UnsafePointer<UInt8>
+    var cursor: PBCursor
+    /// Where the decoder reads next (the cursor's position).
+    var p: UnsafePointer<UInt8> {
+        @inline(__always) get { cursor.p }
+        @inline(__always) set { cursor.p = newValue }
+    }
     let single: Bool
     let guess: Bool
     let maxDepth: Int
@@ -186,17 +190,13 @@ struct PBRawDecoderState: PBDecoding {
     var serial: UInt64 = 0
     /// Wire states of lists left behind (a field seen again after another one).
     var states: [UInt64: UInt8] = [:]
-    var failure: PBProblem? = nil
-    var failureAt: UnsafePointer<UInt8>
 
     init(L: OpaquePointer, start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>, options: PBRawDecoder.Options) {
         self.L = L
-        self.start = start
-        self.p = start
+        self.cursor = PBCursor(start)
         self.single = options.single
         self.guess = options.guess
         self.maxDepth = max(0, options.maxDepth)
-        self.failureAt = start
         growFrames()
         lua_createtable(L, 0, 4)
         lua_pushnil(L)
@@ -212,33 +212,33 @@ struct PBRawDecoderState: PBDecoding {
                 continue
             }
             let tagAt = p
-            guard let (field, wire) = readTag(end) else { return false }
+            guard let (field, wire) = cursor.readTag(end) else { return false }
             switch wire {
             case PBWire.varint:
                 var v: UInt64 = 0
-                guard readVarint(end, "field \(field)", &v) else { return false }
+                guard cursor.readVarint(end, "field \(field)", &v) else { return false }
                 selectList(f, field)
                 lua_pushinteger(L, lua_Integer(Int64(bitPattern: v)))
                 pbAppendOccurrence(L, list: f.pointee.table + 1, wire: wire, state: &f.pointee.state)
             case PBWire.fixed64:
-                guard end - p >= 8 else { return fail(.truncatedFixed(8, "field \(field)"), at: p) }
+                guard end - p >= 8 else { return cursor.fail(.truncatedFixed(8, "field \(field)"), at: p) }
                 selectList(f, field)
                 lua_pushinteger(L, lua_Integer(Int64(bitPattern: PBWire.loadFixed64(p))))
                 p += 8
                 pbAppendOccurrence(L, list: f.pointee.table + 1, wire: wire, state: &f.pointee.state)
             case PBWire.fixed32:
-                guard end - p >= 4 else { return fail(.truncatedFixed(4, "field \(field)"), at: p) }
+                guard end - p >= 4 else { return cursor.fail(.truncatedFixed(4, "field \(field)"), at: p) }
                 selectList(f, field)
                 lua_pushinteger(L, lua_Integer(PBWire.loadFixed32(p)))
                 p += 4
                 pbAppendOccurrence(L, list: f.pointee.table + 1, wire: wire, state: &f.pointee.state)
             case PBWire.len:
                 var n = 0
-                guard readLength(end, field, &n) else { return false }
+                guard cursor.readLength(end, field, &n) else { return false }
                 selectList(f, field)
                 if guess && PBRawDecoder.looksLikeMessage(p, n) {
-                    guard depth < maxDepth else { return fail(.tooDeep(maxDepth), at: tagAt) }
-                    guard lua_checkstack(L, 8) != 0 else { return fail(.luaStackFull, at: tagAt) }
+                    guard depth < maxDepth else { return cursor.fail(.tooDeep(maxDepth), at: tagAt) }
+                    guard lua_checkstack(L, 8) != 0 else { return cursor.fail(.luaStackFull, at: tagAt) }
                     if depth + 1 == frameCapacity { growFrames() }
                     serial += 1
                     lua_createtable(L, 0, 4)
@@ -251,11 +251,11 @@ struct PBRawDecoderState: PBDecoding {
                 p += n
                 pbAppendOccurrence(L, list: f.pointee.table + 1, wire: wire, state: &f.pointee.state)
             case PBWire.startGroup:
-                return fail(.group(field), at: tagAt)
+                return cursor.fail(.group(field), at: tagAt)
             case PBWire.endGroup:
-                return fail(.endGroup(field), at: tagAt)
+                return cursor.fail(.endGroup(field), at: tagAt)
             default:
-                return fail(.invalidWireType(wire, field), at: tagAt)
+                return cursor.fail(.invalidWireType(wire, field), at: tagAt)
             }
         }
     }

@@ -6,8 +6,8 @@ import Glibc
 extension PBSchemaDecoder {
     /// Opens the nested message of field `fi`, `n` bytes from p.
     mutating func open(_ t: Int32, _ fi: Int32, _ fd: PBSchema.Field, _ n: Int, _ tagAt: UnsafePointer<UInt8>) -> Bool {
-        guard depth < maxDepth else { return fail(.tooDeep(maxDepth), at: tagAt) }
-        guard lua_checkstack(L, 12) != 0 else { return fail(.luaStackFull, at: tagAt) }
+        guard depth < maxDepth else { return cursor.fail(.tooDeep(maxDepth), at: tagAt) }
+        guard lua_checkstack(L, 12) != 0 else { return cursor.fail(.luaStackFull, at: tagAt) }
         if depth + 1 == frameCapacity { growFrames() }
         let kind: UInt8
         if fd.repeated {

@@ -87,7 +87,7 @@ extension PBSchemaDecoder {
         let fd = fields[Int(fi)]
         let schema = self.schema
         var n = 0
-        guard readLength(end, number, &n) else { return false }
+        guard cursor.readLength(end, number, &n) else { return false }
         let stop = p + n
         // A new list gets its size at once: every varint ends in one byte below 0x80.
         var count = 0
@@ -104,13 +104,13 @@ extension PBSchemaDecoder {
         case PBWire.varint:
             while p < stop {
                 var v: UInt64 = 0
-                guard readVarint(stop, "packed field \(schema.fieldPath(fi))", &v) else { return false }
+                guard cursor.readVarint(stop, "packed field \(schema.fieldPath(fi))", &v) else { return false }
                 pushVarint(fd, v)
                 k += 1
                 lua_rawseti(L, list, k)
             }
         case PBWire.fixed64:
-            guard n % 8 == 0 else { return fail(.truncatedFixed(8, "packed field \(schema.fieldPath(fi))"), at: p + (n - n % 8)) }
+            guard n % 8 == 0 else { return cursor.fail(.truncatedFixed(8, "packed field \(schema.fieldPath(fi))"), at: p + (n - n % 8)) }
             while p < stop {
                 pushFixed64(fd.type, PBWire.loadFixed64(p))
                 p += 8
@@ -118,7 +118,7 @@ extension PBSchemaDecoder {
                 lua_rawseti(L, list, k)
             }
         default:
-            guard n % 4 == 0 else { return fail(.truncatedFixed(4, "packed field \(schema.fieldPath(fi))"), at: p + (n - n % 4)) }
+            guard n % 4 == 0 else { return cursor.fail(.truncatedFixed(4, "packed field \(schema.fieldPath(fi))"), at: p + (n - n % 4)) }
             while p < stop {
                 pushFixed32(fd.type, PBWire.loadFixed32(p))
                 p += 4
@@ -137,27 +137,27 @@ extension PBSchemaDecoder {
         switch wire {
         case PBWire.varint:
             var v: UInt64 = 0
-            guard readVarint(end, "field \(number)", &v) else { return false }
+            guard cursor.readVarint(end, "field \(number)", &v) else { return false }
             lua_pushinteger(L, lua_Integer(Int64(bitPattern: v)))
         case PBWire.fixed64:
-            guard end - p >= 8 else { return fail(.truncatedFixed(8, "field \(number)"), at: p) }
+            guard end - p >= 8 else { return cursor.fail(.truncatedFixed(8, "field \(number)"), at: p) }
             lua_pushinteger(L, lua_Integer(Int64(bitPattern: PBWire.loadFixed64(p))))
             p += 8
         case PBWire.fixed32:
-            guard end - p >= 4 else { return fail(.truncatedFixed(4, "field \(number)"), at: p) }
+            guard end - p >= 4 else { return cursor.fail(.truncatedFixed(4, "field \(number)"), at: p) }
             lua_pushinteger(L, lua_Integer(PBWire.loadFixed32(p)))
             p += 4
         case PBWire.len:
             var n = 0
-            guard readLength(end, number, &n) else { return false }
+            guard cursor.readLength(end, number, &n) else { return false }
             lua_pushlstring(L, UnsafeRawPointer(p).assumingMemoryBound(to: CChar.self), n)
             p += n
         case PBWire.startGroup:
-            return fail(.group(number), at: tagAt)
+            return cursor.fail(.group(number), at: tagAt)
         case PBWire.endGroup:
-            return fail(.endGroup(number), at: tagAt)
+            return cursor.fail(.endGroup(number), at: tagAt)
         default:
-            return fail(.invalidWireType(wire, number), at: tagAt)
+            return cursor.fail(.invalidWireType(wire, number), at: tagAt)
         }
         guard keepUnknown else {
             lua_settop(L, -2)

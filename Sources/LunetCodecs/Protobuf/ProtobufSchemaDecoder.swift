@@ -65,8 +65,12 @@ struct PBSchemaDecoder: PBDecoding {
     let schema: PBSchema
     let fields: UnsafeMutablePointer<PBSchema.Field>
     let names: Int32
-    let start: UnsafePointer<UInt8>
-    var p: UnsafePointer<UInt8>
+    var cursor: PBCursor
+    /// Where the decoder reads next (the cursor's position).
+    var p: UnsafePointer<UInt8> {
+        @inline(__always) get { cursor.p }
+        @inline(__always) set { cursor.p = newValue }
+    }
     let maxDepth: Int
     let keepUnknown: Bool
     let defaults: Bool
@@ -75,8 +79,6 @@ struct PBSchemaDecoder: PBDecoding {
     var depth = 0
     var serial: UInt64 = 0
     var states: [UInt64: UInt8] = [:]
-    var failure: PBProblem? = nil
-    var failureAt: UnsafePointer<UInt8>
 
     init(L: OpaquePointer, schema: PBSchema, names: Int32, start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>,
          message: Int32, options: Options) {
@@ -84,12 +86,10 @@ struct PBSchemaDecoder: PBDecoding {
         self.schema = schema
         self.fields = schema.fields.baseAddress ?? UnsafeMutablePointer(bitPattern: MemoryLayout<PBSchema.Field>.alignment)!
         self.names = names
-        self.start = start
-        self.p = start
+        self.cursor = PBCursor(start)
         self.maxDepth = max(0, options.maxDepth)
         self.keepUnknown = options.keepUnknown
         self.defaults = options.defaults
-        self.failureAt = start
         growFrames()
         lua_createtable(L, 0, 4)
         frames.unsafelyUnwrapped[0] = Frame(message: message, end: end, table: lua_gettop(L), kind: Self.root, serial: 0)
@@ -105,7 +105,7 @@ struct PBSchemaDecoder: PBDecoding {
                 continue
             }
             let tagAt = p
-            guard let (number, wire) = readTag(end) else { return false }
+            guard let (number, wire) = cursor.readTag(end) else { return false }
             let fi = schema.field(f.pointee.message, number)
             guard fi >= 0 else {
                 guard unknown(f.pointee.table, f.pointee.serial, number, wire, tagAt, end) else { return false }
@@ -119,36 +119,36 @@ struct PBSchemaDecoder: PBDecoding {
                     continue
                 }
                 if expected == PBWire.startGroup && wire == PBWire.startGroup {
-                    return fail(.group(number), at: tagAt)
+                    return cursor.fail(.group(number), at: tagAt)
                 }
                 guard unknown(f.pointee.table, f.pointee.serial, number, wire, tagAt, end) else { return false }
                 continue
             }
             switch wire {
             case PBWire.startGroup:
-                return fail(.group(number), at: tagAt)
+                return cursor.fail(.group(number), at: tagAt)
             case PBWire.varint:
                 var v: UInt64 = 0
-                guard readVarint(end, "field \(schema.fieldPath(fi))", &v) else { return false }
+                guard cursor.readVarint(end, "field \(schema.fieldPath(fi))", &v) else { return false }
                 pushVarint(fd, v)
             case PBWire.fixed64:
-                guard end - p >= 8 else { return fail(.truncatedFixed(8, "field \(schema.fieldPath(fi))"), at: p) }
+                guard end - p >= 8 else { return cursor.fail(.truncatedFixed(8, "field \(schema.fieldPath(fi))"), at: p) }
                 pushFixed64(fd.type, PBWire.loadFixed64(p))
                 p += 8
             case PBWire.fixed32:
-                guard end - p >= 4 else { return fail(.truncatedFixed(4, "field \(schema.fieldPath(fi))"), at: p) }
+                guard end - p >= 4 else { return cursor.fail(.truncatedFixed(4, "field \(schema.fieldPath(fi))"), at: p) }
                 pushFixed32(fd.type, PBWire.loadFixed32(p))
                 p += 4
             default:
                 var n = 0
-                guard readLength(end, number, &n) else { return false }
+                guard cursor.readLength(end, number, &n) else { return false }
                 if fd.type == FT.message {
                     guard open(f.pointee.table, fi, fd, n, tagAt) else { return false }
                     continue
                 }
                 if fd.type == FT.string {
                     let bad = PBWire.invalidUTF8Offset(p, n)
-                    if bad >= 0 { return fail(.invalidUTF8(schema.fieldPath(fi), p[bad]), at: p + bad) }
+                    if bad >= 0 { return cursor.fail(.invalidUTF8(schema.fieldPath(fi), p[bad]), at: p + bad) }
                 }
                 lua_pushlstring(L, UnsafeRawPointer(p).assumingMemoryBound(to: CChar.self), n)
                 p += n
