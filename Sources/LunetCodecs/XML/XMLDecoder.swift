@@ -68,8 +68,8 @@ public enum LuaXMLDecoder {
         let start = raw.assumingMemoryBound(to: UInt8.self)
         var parser = XMLParser(L: L, start: start, end: start + bytes.count, slots: base, options: options)
         let ok = parser.parseDocument()
-        let failure = parser.failure
-        let offset = parser.failureOffset
+        let failure = parser.scanner.failure
+        let offset = parser.scanner.failureOffset
         parser.release()
         return TextDecodeError.finish(L, base: base, ok: ok, codec: "XML", { failure.text(bytes, offset) }, bytes, offset: offset)
     }

@@ -1,7 +1,7 @@
 import CLunet
 import Glibc
 
-// MARK: - The document, and markup that is skipped
+// MARK: - The document: the prolog, the root element, what may follow it
 
 extension XMLParser {
     mutating func parseDocument() -> Bool {
@@ -12,28 +12,28 @@ extension XMLParser {
         } else if end - p >= 2 && ((p[0] == 0 && p[1] == UInt8(ascii: "<")) || (p[0] == UInt8(ascii: "<") && p[1] == 0)) {
             return fail(.utf16("'<' is followed or preceded by a zero byte"), at: p)
         }
-        if at("<?xml") && end - p > 5 && (byteClass(p[5]) & 4 != 0 || p[5] == UInt8(ascii: "?")) {
-            guard parseDeclaration() else { return false }
+        if scanner.at("<?xml") && end - p > 5 && (scanner.byteClass(p[5]) & 4 != 0 || p[5] == UInt8(ascii: "?")) {
+            guard scanner.parseDeclaration() else { return false }
         }
         // The prolog: whitespace, comments, PIs, one DOCTYPE; then the root element.
         while true {
-            skipWhitespace()
+            scanner.skipWhitespace()
             guard p < end else { return fail(.noRoot, at: p) }
             guard p.pointee == UInt8(ascii: "<") else { return fail(.textOutsideRoot(after: false), at: p) }
             guard end - p >= 2 else { return fail(.unexpectedEnd("an element name after '<'"), at: end) }
             let c = p[1]
             if c == UInt8(ascii: "?") {
-                guard skipPI() else { return false }
+                guard scanner.skipPI() else { return false }
             } else if c == UInt8(ascii: "!") {
-                if at("<!--") {
-                    guard skipComment() else { return false }
-                } else if at("<!DOCTYPE") {
-                    if sawDoctype { return fail(.doctypeMisplaced("appears twice (a document has at most one)"), at: p) }
-                    guard skipDoctype() else { return false }
-                } else if at("<![CDATA[") {
+                if scanner.at("<!--") {
+                    guard scanner.skipComment() else { return false }
+                } else if scanner.at("<!DOCTYPE") {
+                    if scanner.sawDoctype { return fail(.doctypeMisplaced("appears twice (a document has at most one)"), at: p) }
+                    guard scanner.skipDoctype() else { return false }
+                } else if scanner.at("<![CDATA[") {
                     return fail(.cdataOutsideRoot, at: p)
                 } else {
-                    return failMarkup()
+                    return scanner.failMarkup()
                 }
             } else {
                 break
@@ -45,38 +45,29 @@ extension XMLParser {
         }
         // After the root: whitespace, comments and PIs only.
         while true {
-            skipWhitespace()
+            scanner.skipWhitespace()
             guard p < end else { return true }
             guard p.pointee == UInt8(ascii: "<") else { return fail(.textOutsideRoot(after: true), at: p) }
             guard end - p >= 2 else { return fail(.textOutsideRoot(after: true), at: p) }
             let c = p[1]
             if c == UInt8(ascii: "?") {
-                guard skipPI() else { return false }
-            } else if at("<!--") {
-                guard skipComment() else { return false }
-            } else if at("<!DOCTYPE") {
+                guard scanner.skipPI() else { return false }
+            } else if scanner.at("<!--") {
+                guard scanner.skipComment() else { return false }
+            } else if scanner.at("<!DOCTYPE") {
                 return fail(.doctypeMisplaced("after the root element (it must come before it)"), at: p)
-            } else if at("<![CDATA[") {
+            } else if scanner.at("<![CDATA[") {
                 return fail(.cdataOutsideRoot, at: p)
-            } else if byteClass(c) & 1 != 0 || c >= 0x80 {
+            } else if scanner.byteClass(c) & 1 != 0 || c >= 0x80 {
                 let s = p
                 p += 1
                 let nameStart = p
-                _ = scanName("a name")
+                _ = scanner.scanName("a name")
                 return fail(.secondRoot(length: p - nameStart), at: s)
             } else {
                 return fail(.textOutsideRoot(after: true), at: p)
             }
         }
-    }
-
-    @inline(never)
-    mutating func failMarkup() -> Bool {
-        if end - p < 9 && memcmp(p, "<![CDATA[", min(9, end - p)) == 0 { return fail(.unexpectedEnd("'<![CDATA['"), at: end) }
-        if end - p < 9 && memcmp(p, "<!DOCTYPE", min(9, end - p)) == 0 { return fail(.unexpectedEnd("'<!DOCTYPE'"), at: end) }
-        if end - p < 4 && memcmp(p, "<!--", min(4, end - p)) == 0 { return fail(.unexpectedEnd("'<!--'"), at: end) }
-        p += 2
-        return failHere("'--' or '[CDATA[' after '<!'")
     }
 
     /// Element content, until the root closes. Iterative: the open elements are `frames`.
@@ -96,142 +87,19 @@ extension XMLParser {
                 guard flushText(), parseEndTag() else { return false }
                 if depth == 0 { return true }
             case UInt8(ascii: "!"):
-                if at("<!--") {
-                    guard skipComment() else { return false }
-                } else if at("<![CDATA[") {
+                if scanner.at("<!--") {
+                    guard scanner.skipComment() else { return false }
+                } else if scanner.at("<![CDATA[") {
                     guard parseCDATA() else { return false }
-                } else if at("<!DOCTYPE") {
+                } else if scanner.at("<!DOCTYPE") {
                     return fail(.doctypeMisplaced("inside an element (it must come before the root element)"), at: p)
                 } else {
-                    return failMarkup()
+                    return scanner.failMarkup()
                 }
             case UInt8(ascii: "?"):
-                guard skipPI() else { return false }
+                guard scanner.skipPI() else { return false }
             default:
                 guard flushText(), parseStartTag() else { return false }
-            }
-        }
-    }
-
-    /// At "<!--": moves past "-->".
-    mutating func skipComment() -> Bool {
-        p += 4
-        while true {
-            guard p < end else { return fail(.unexpectedEnd("'-->' to close the comment"), at: p) }
-            if p.pointee == UInt8(ascii: "-") && end - p >= 2 && p[1] == UInt8(ascii: "-") {
-                guard end - p >= 3 else { return fail(.unexpectedEnd("'-->' to close the comment"), at: end) }
-                guard p[2] == UInt8(ascii: ">") else { return fail(.doubleHyphenInComment, at: p) }
-                p += 3
-                return true
-            }
-            guard skipCharacter() else { return false }
-        }
-    }
-
-    /// At "<?": moves past "?>". The target "xml" (any case) is reserved for the declaration.
-    mutating func skipPI() -> Bool {
-        let lt = p
-        p += 2
-        let target = p
-        guard scanName("a processing instruction target after '<?'") else { return false }
-        if p - target == 3 && (target[0] | 0x20) == UInt8(ascii: "x") && (target[1] | 0x20) == UInt8(ascii: "m") && (target[2] | 0x20) == UInt8(ascii: "l") {
-            return fail(.declarationNotAtStart, at: lt)
-        }
-        if at("?>") {
-            p += 2
-            return true
-        }
-        guard skipWhitespace() else { return failHere("whitespace or '?>' after the processing instruction target") }
-        while true {
-            guard p < end else { return fail(.unexpectedEnd("'?>' to close the processing instruction"), at: p) }
-            if p.pointee == UInt8(ascii: "?") && end - p >= 2 && p[1] == UInt8(ascii: ">") {
-                p += 2
-                return true
-            }
-            guard skipCharacter() else { return false }
-        }
-    }
-
-    /// At "<!DOCTYPE": moves past its '>'. Nothing in it is read: no entity it declares is ever
-    /// expanded, no external DTD fetched, no default attribute applied.
-    mutating func skipDoctype() -> Bool {
-        sawDoctype = true
-        p += 9
-        guard skipWhitespace() else { return failHere("whitespace after '<!DOCTYPE'") }
-        guard scanName("the document type name") else { return false }
-        while true {
-            skipWhitespace()
-            guard p < end else { return fail(.unexpectedEnd("'>' to end the DOCTYPE"), at: p) }
-            let c = p.pointee
-            if c == UInt8(ascii: ">") {
-                p += 1
-                return true
-            }
-            if c == UInt8(ascii: "\"") || c == UInt8(ascii: "'") {
-                guard skipQuoted() else { return false }
-            } else if c == UInt8(ascii: "[") {
-                p += 1
-                guard skipInternalSubset() else { return false }
-            } else if byteClass(c) & 1 != 0 {
-                guard scanName("a keyword") else { return false }
-            } else {
-                return fail(.unexpected("'>' to end the DOCTYPE"), at: p)
-            }
-        }
-    }
-
-    mutating func skipQuoted() -> Bool {
-        let quote = p.pointee
-        p += 1
-        while true {
-            guard p < end else { return fail(.unexpectedEnd("the closing quote"), at: p) }
-            if p.pointee == quote {
-                p += 1
-                return true
-            }
-            guard skipCharacter() else { return false }
-        }
-    }
-
-    /// After '[': declarations, comments, PIs and parameter-entity references, up to ']'.
-    mutating func skipInternalSubset() -> Bool {
-        while true {
-            skipWhitespace()
-            guard p < end else { return fail(.unexpectedEnd("']' to end the DOCTYPE's internal subset"), at: p) }
-            let c = p.pointee
-            if c == UInt8(ascii: "]") {
-                p += 1
-                return true
-            }
-            if c == UInt8(ascii: "%") {
-                p += 1
-                guard scanName("a parameter entity name after '%'") else { return false }
-                guard p < end && p.pointee == UInt8(ascii: ";") else { return failHere("';' after a parameter entity reference") }
-                p += 1
-            } else if at("<!--") {
-                guard skipComment() else { return false }
-            } else if at("<?") {
-                guard skipPI() else { return false }
-            } else if at("<!") && end - p > 2 && byteClass(p[2]) & 1 != 0 {
-                // <!ENTITY ...>, <!ELEMENT ...>, <!ATTLIST ...>, <!NOTATION ...>: to its '>'.
-                p += 2
-                while true {
-                    guard p < end else { return fail(.unexpectedEnd("'>' to end the markup declaration"), at: p) }
-                    let d = p.pointee
-                    if d == UInt8(ascii: ">") {
-                        p += 1
-                        break
-                    }
-                    if d == UInt8(ascii: "\"") || d == UInt8(ascii: "'") {
-                        guard skipQuoted() else { return false }
-                    } else if d == UInt8(ascii: "<") {
-                        return fail(.unexpected("'>' to end the markup declaration"), at: p)
-                    } else {
-                        guard skipCharacter() else { return false }
-                    }
-                }
-            } else {
-                return fail(.unexpected("a markup declaration or ']' in the DOCTYPE"), at: p)
             }
         }
     }

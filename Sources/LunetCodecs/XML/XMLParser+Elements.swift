@@ -12,7 +12,7 @@ extension XMLParser {
         guard lua_checkstack(L, 8) != 0 else { return fail(.luaStackExhausted, at: lt) }
         p += 1
         let name = p
-        guard scanName("an element name after '<'; write &lt; for a '<' in text") else { return false }
+        guard scanner.scanName("an element name after '<'; write &lt; for a '<' in text") else { return false }
         let nameLength = p - name
         // The element table, with its tag; the attributes wait above it.
         let element = lua_gettop(L) + 1
@@ -25,7 +25,7 @@ extension XMLParser {
         var declarations = false
         var empty = false
         while true {
-            let space = skipWhitespace()
+            let space = scanner.skipWhitespace()
             guard p < end else { return fail(.unexpectedEnd("'>' to end the start tag"), at: p) }
             let c = p.pointee
             if c == UInt8(ascii: ">") {
@@ -34,7 +34,7 @@ extension XMLParser {
             }
             if c == UInt8(ascii: "/") {
                 p += 1
-                guard p < end && p.pointee == UInt8(ascii: ">") else { return failHere("'>' after '/' in a start tag") }
+                guard p < end && p.pointee == UInt8(ascii: ">") else { return scanner.failHere("'>' after '/' in a start tag") }
                 p += 1
                 empty = true
                 break
@@ -42,18 +42,18 @@ extension XMLParser {
             guard space else { return fail(.unexpected("whitespace, '>' or '/>' after an attribute"), at: p) }
             guard lua_checkstack(L, 8) != 0 else { return fail(.luaStackExhausted, at: p) }
             let attribute = p
-            guard scanName("an attribute name, '>' or '/>'") else { return false }
+            guard scanner.scanName("an attribute name, '>' or '/>'") else { return false }
             let attributeLength = p - attribute
             if count == attrCapacity { growStorage(&attrOffsets, &attrCapacity, minimum: 16, "the XML codec") }
             attrOffsets.unsafelyUnwrapped[count] = attribute - start
             lua_pushlstring(L, UnsafeRawPointer(attribute).assumingMemoryBound(to: CChar.self), attributeLength)
-            skipWhitespace()
+            scanner.skipWhitespace()
             guard p < end && p.pointee == UInt8(ascii: "=") else {
                 if p >= end { return fail(.unexpectedEnd("'=' after an attribute name"), at: p) }
                 return fail(.unexpectedAttribute("'='", name: attribute - start, length: attributeLength), at: p)
             }
             p += 1
-            skipWhitespace()
+            scanner.skipWhitespace()
             guard p < end else { return fail(.unexpectedEnd("a quoted attribute value"), at: p) }
             guard p.pointee == UInt8(ascii: "\"") || p.pointee == UInt8(ascii: "'") else {
                 return fail(.unexpectedAttribute("'\"' or ''' to open the value (values are quoted)", name: attribute - start, length: attributeLength), at: p)
@@ -120,16 +120,16 @@ extension XMLParser {
         p += 2
         let frame = frames.unsafelyUnwrapped + (depth - 1)
         let n = frame.pointee.nameLength
-        if end - p > n && memcmp(p, frame.pointee.name, n) == 0 && p[n] < 0x80 && byteClass(p[n]) & 2 == 0 {
+        if end - p > n && memcmp(p, frame.pointee.name, n) == 0 && p[n] < 0x80 && scanner.byteClass(p[n]) & 2 == 0 {
             p += n
         } else {
             let name = p
-            guard scanName("the element name after '</'") else { return false }
+            guard scanner.scanName("the element name after '</'") else { return false }
             guard p - name == n && memcmp(name, frame.pointee.name, n) == 0 else {
                 return fail(.mismatched(found: name - start, foundLength: p - name, open: frame.pointee.name - start, openLength: n), at: lt)
             }
         }
-        skipWhitespace()
+        scanner.skipWhitespace()
         guard p < end else { return fail(.unexpectedEnd("'>' to end the end tag"), at: p) }
         guard p.pointee == UInt8(ascii: ">") else { return fail(.unexpected("'>' to end the end tag"), at: p) }
         p += 1

@@ -1,7 +1,7 @@
 import CLunet
 import Glibc
 
-// MARK: - Text, CDATA, references, attribute values
+// MARK: - Text, CDATA, attribute values
 
 extension XMLParser {
     /// Ends the text run: pushes it as a child unless it is dropped.
@@ -59,7 +59,7 @@ extension XMLParser {
                 p += 1
             case UInt8(ascii: "&"):
                 text.append(s, p)
-                guard let u = parseReference() else { return false }
+                guard let u = scanner.parseReference() else { return false }
                 text.append(scalar: u)
                 s = p
             case 0x0D:
@@ -73,7 +73,7 @@ extension XMLParser {
                 p += 1
             default:
                 if c >= 0x80 {
-                    guard skipNonASCII() else { return false }
+                    guard scanner.skipNonASCII() else { return false }
                 } else if c < 0x20 {
                     return fail(.invalidCharacter(UInt32(c)), at: p)
                 } else {
@@ -114,89 +114,13 @@ extension XMLParser {
                 if p < end && p.pointee == 0x0A { p += 1 }
                 s = p
             } else if c >= 0x80 {
-                guard skipNonASCII() else { return false }
+                guard scanner.skipNonASCII() else { return false }
             } else if c < 0x20 && c != 0x0A && c != 0x09 {
                 return fail(.invalidCharacter(UInt32(c)), at: p)
             } else {
                 p += 1
             }
         }
-    }
-
-    /// At '&': the character the reference stands for (p moves past its ';'), or nil after
-    /// recording the failure.
-    mutating func parseReference() -> UInt32? {
-        let amp = p
-        p += 1
-        guard p < end else {
-            _ = fail(.unexpectedEnd("an entity or character reference after '&'"), at: p)
-            return nil
-        }
-        if p.pointee == UInt8(ascii: "#") {
-            p += 1
-            var hex = false
-            if p < end && p.pointee == UInt8(ascii: "x") {
-                hex = true
-                p += 1
-            }
-            var v: UInt32 = 0
-            var digits = 0
-            while p < end {
-                let c = p.pointee
-                var d: UInt32
-                if c &- UInt8(ascii: "0") < 10 {
-                    d = UInt32(c &- UInt8(ascii: "0"))
-                } else if hex && (c | 0x20) &- UInt8(ascii: "a") < 6 {
-                    d = UInt32((c | 0x20) &- UInt8(ascii: "a")) + 10
-                } else {
-                    break
-                }
-                if v <= 0x10FFFF { v = v * (hex ? 16 : 10) + d }
-                digits += 1
-                p += 1
-            }
-            guard digits > 0 else {
-                _ = p < end ? fail(.malformedCharacterReference, at: amp) : fail(.unexpectedEnd("the digits of a character reference"), at: p)
-                return nil
-            }
-            guard referenceEnd("';' to end the character reference", otherwise: .malformedCharacterReference, amp) else { return nil }
-            guard XMLScan.isXMLChar(v) else {
-                _ = fail(.invalidCharacterReference(length: p - amp, v), at: amp)
-                return nil
-            }
-            return v
-        }
-        // A named entity: only XML's five.
-        let left = end - p
-        if left >= 3 && p[2] == UInt8(ascii: ";") && p[1] == UInt8(ascii: "t") {
-            if p[0] == UInt8(ascii: "l") { p += 3; return 0x3C }
-            if p[0] == UInt8(ascii: "g") { p += 3; return 0x3E }
-        }
-        if left >= 4 && memcmp(p, "amp;", 4) == 0 { p += 4; return 0x26 }
-        if left >= 5 && memcmp(p, "quot;", 5) == 0 { p += 5; return 0x22 }
-        if left >= 5 && memcmp(p, "apos;", 5) == 0 { p += 5; return 0x27 }
-        let c = p.pointee
-        guard byteClass(c) & 1 != 0 || c >= 0x80 else {
-            _ = fail(.bareAmpersand, at: amp)
-            return nil
-        }
-        guard scanName("an entity name") else {
-            if case .unexpected = failure { _ = fail(.bareAmpersand, at: amp) }
-            return nil
-        }
-        guard referenceEnd("';' to end the entity reference", otherwise: .bareAmpersand, amp) else { return nil }
-        _ = fail(.unknownEntity(length: p - amp, doctype: sawDoctype), at: amp)
-        return nil
-    }
-
-    /// At what should be the ';' that ends the reference at `amp`: moves past it, or fails
-    /// (the end of the input as such, any other byte as `otherwise`, at the '&').
-    @inline(__always)
-    mutating func referenceEnd(_ expecting: StaticString, otherwise: LuaXMLDecoder.Problem, _ amp: UnsafePointer<UInt8>) -> Bool {
-        guard p < end else { return fail(.unexpectedEnd(expecting), at: p) }
-        guard p.pointee == UInt8(ascii: ";") else { return fail(otherwise, at: amp) }
-        p += 1
-        return true
     }
 
     /// At the opening quote: pushes the value (references replaced, whitespace normalized).
@@ -236,7 +160,7 @@ extension XMLParser {
                     text.scratch.count = 0
                 }
                 text.scratchAppend(segment, p - segment)
-                guard let u = parseReference() else { return false }
+                guard let u = scanner.parseReference() else { return false }
                 text.scratch.appendUTF8(u)
                 segment = p
             case 0x09, 0x0A, 0x0D:
@@ -251,7 +175,7 @@ extension XMLParser {
                 segment = p
             default:
                 if c >= 0x80 {
-                    guard skipNonASCII() else { return false }
+                    guard scanner.skipNonASCII() else { return false }
                 } else if c < 0x20 {
                     return fail(.invalidCharacter(UInt32(c)), at: p)
                 } else {

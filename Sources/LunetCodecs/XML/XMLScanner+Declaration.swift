@@ -3,7 +3,7 @@ import Glibc
 
 // MARK: - The XML declaration
 
-extension XMLParser {
+extension XMLScanner {
     /// Whether the n bytes at s are `word` (lowercase ASCII), in any case.
     static func equalsIgnoringCase(_ s: UnsafePointer<UInt8>, _ n: Int, _ word: StaticString) -> Bool {
         guard n == word.utf8CodeUnitCount else { return false }
