@@ -20,13 +20,14 @@ enum JSONScan {
     }
 }
 
-// MARK: - Strings
+// MARK: - Strings: checked, unescaped into the scratch only when they have escapes
 
-extension JSONParser {
+extension JSONScanner {
 
-    /// After the opening quote: pushes the string and moves past the closing quote.
+    /// After the opening quote: the string's bytes (a slice of the input, or the scratch when
+    /// it has escapes: valid until the next scan), p past the closing quote; nil after failing.
     @inline(__always)
-    mutating func parseString() -> Bool {
+    mutating func scanString() -> (UnsafePointer<UInt8>, Int)? {
         let s = p
         while true {
             while end - p >= 8 {
@@ -37,19 +38,19 @@ extension JSONParser {
                 }
                 p += 8
             }
-            guard p < end else { return fail(.unexpectedEnd("'\"' to close the string"), at: p) }
+            guard p < end else { return failed(.unexpectedEnd("'\"' to close the string"), at: p) }
             let c = p.pointee
             if c == UInt8(ascii: "\"") {
-                lua_pushlstring(L, UnsafeRawPointer(s).assumingMemoryBound(to: CChar.self), p - s)
+                let n = p - s
                 p += 1
-                return true
+                return (s, n)
             }
             if c < 0x80 {
-                if c == UInt8(ascii: "\\") { return parseEscapedString(from: s) }
-                if c < 0x20 { return fail(.controlInString(c), at: p) }
+                if c == UInt8(ascii: "\\") { return scanEscapedString(from: s) }
+                if c < 0x20 { return failed(.controlInString(c), at: p) }
                 p += 1
             } else {
-                guard skipUTF8Sequence() else { return false }
+                guard skipUTF8Sequence() else { return nil }
             }
         }
     }
@@ -70,9 +71,9 @@ extension JSONParser {
         return fail(truncated ? .unexpectedEnd("the rest of a UTF-8 sequence") : .invalidUTF8(at.pointee), at: at)
     }
 
-    /// The string from `s` has an escape at p: decode it into the scratch buffer, then push.
+    /// The string from `s` has an escape at p: decodes it into the scratch buffer.
     @inline(never)
-    mutating func parseEscapedString(from s: UnsafePointer<UInt8>) -> Bool {
+    mutating func scanEscapedString(from s: UnsafePointer<UInt8>) -> (UnsafePointer<UInt8>, Int)? {
         var n = p - s
         scratch.count = 0
         scratch.reserve(n + 64).update(from: s, count: n)
@@ -99,11 +100,11 @@ extension JSONParser {
                 n += plain
                 out += plain
             }
-            guard p < end else { return fail(.unexpectedEnd("'\"' to close the string"), at: p) }
+            guard p < end else { return failed(.unexpectedEnd("'\"' to close the string"), at: p) }
             let c = p.pointee
             if c >= 0x80 {
                 let sequence = p
-                guard skipUTF8Sequence() else { return false }
+                guard skipUTF8Sequence() else { return nil }
                 for i in 0..<(p - sequence) { out[i] = sequence[i] }
                 n += p - sequence
                 continue
@@ -115,13 +116,12 @@ extension JSONParser {
                 continue
             }
             if c == UInt8(ascii: "\"") {
-                lua_pushlstring(L, UnsafeRawPointer(scratch.base.unsafelyUnwrapped).assumingMemoryBound(to: CChar.self), n)
                 p += 1
-                return true
+                return (UnsafePointer(scratch.base.unsafelyUnwrapped), n)
             }
-            if c < 0x20 { return fail(.controlInString(c), at: p) }
+            if c < 0x20 { return failed(.controlInString(c), at: p) }
             // A backslash.
-            guard end - p >= 2 else { return fail(.unexpectedEnd("an escape"), at: p + 1) }
+            guard end - p >= 2 else { return failed(.unexpectedEnd("an escape"), at: p + 1) }
             let e = p[1]
             p += 2
             switch e {
@@ -132,11 +132,11 @@ extension JSONParser {
             case UInt8(ascii: "r"): out.pointee = 0x0D
             case UInt8(ascii: "t"): out.pointee = 0x09
             case UInt8(ascii: "u"):
-                guard let scalar = unicodeEscape() else { return false }
+                guard let scalar = unicodeEscape() else { return nil }
                 n += UTF8Sequence.write(scalar, to: out)
                 continue
             default:
-                return fail(.invalidEscape(e), at: p - 1)
+                return failed(.invalidEscape(e), at: p - 1)
             }
             n += 1
         }
