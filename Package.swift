@@ -42,7 +42,9 @@ let package = Package(
         // unoptimised, and the tests do both.
         .target(name: "LunetCore", dependencies: ["CLunet"], swiftSettings: optimisedAlways),
         // Reading and writing the Lua stack from Swift without raising, and lunet's error objects:
-        // what the codecs and the host share. Small on purpose; the host re-exports it.
+        // what the codecs and the host share. It was part of LunetLua; it is a module of its own so
+        // that the codecs can use it without importing the host. Small on purpose. LunetLua
+        // re-exports it, so to everything above the host nothing moved.
         .target(name: "LunetLuaStack", dependencies: ["LunetCore", "CLunet"], swiftSettings: optimisedAlways),
         // The codecs: JSON, XML and protobuf, each between bytes and the Lua stack, with its Lua
         // module table (json, xml, protobuf). One module, not one per codec: they share the byte
