@@ -43,9 +43,9 @@ public enum LuaJSONDecoder {
         var parser = JSONParser(L: L, start: start, end: start + count, nullIndex: base + 1,
                                 arrayMetatableIndex: base + 2, maxDepth: max(1, maxDepth))
         let ok = parser.parseDocument()
-        let failure = parser.scanner.failure
+        let failure = parser.failure
         parser.release()
-        return TextDecodeError.finish(L, base: base, ok: ok, codec: "JSON", { failure.text }, bytes, offset: parser.scanner.failureOffset)
+        return TextDecodeError.finish(L, base: base, ok: ok, codec: "JSON", { failure.text }, bytes, offset: parser.failureOffset)
     }
 
     /// Pushes the decode error object: "JSON: <problem> at line L, column C (byte B)".

@@ -20,19 +20,27 @@ struct JSONParser {
     static let pendingLimit = 256
 
     let L: OpaquePointer
-    /// What reads the bytes; the parser builds the values.
-    var scanner: JSONScanner
+    let start: UnsafePointer<UInt8>
+    let end: UnsafePointer<UInt8>
+    var p: UnsafePointer<UInt8>
     let nullIndex: Int32
     let arrayMetatableIndex: Int32
     let maxDepth: Int
 
     var frames: UnsafeMutablePointer<JSONFrame>? = nil
     var frameCapacity = 0
+    /// Decoded bytes of the string being unescaped, and NUL-terminated number text.
+    var scratch = ByteWriter(owner: "the JSON codec")
+
+    var failure: LuaJSONDecoder.Problem = .none
+    var failureOffset = 0
 
     init(L: OpaquePointer, start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>, nullIndex: Int32,
          arrayMetatableIndex: Int32, maxDepth: Int) {
         self.L = L
-        self.scanner = JSONScanner(start: start, end: end)
+        self.start = start
+        self.end = end
+        self.p = start
         self.nullIndex = nullIndex
         self.arrayMetatableIndex = arrayMetatableIndex
         self.maxDepth = maxDepth
@@ -40,8 +48,15 @@ struct JSONParser {
 
     mutating func release() {
         free(frames)
-        scanner.scratch.release()
+        scratch.release()
         frames = nil
+    }
+
+    @inline(never)
+    mutating func fail(_ problem: LuaJSONDecoder.Problem, at q: UnsafePointer<UInt8>) -> Bool {
+        failure = problem
+        failureOffset = q - start
+        return false
     }
 
     // MARK: document and values
@@ -49,9 +64,9 @@ struct JSONParser {
     mutating func parseDocument() -> Bool {
         // A UTF-8 byte order mark is not JSON, but RFC 8259 lets a parser ignore one.
         if end - p >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF { p += 3 }
-        scanner.skipWhitespace()
+        skipWhitespace()
         guard parseValues() else { return false }
-        scanner.skipWhitespace()
+        skipWhitespace()
         if p < end { return fail(.trailing(p.pointee), at: p) }
         return true
     }
@@ -65,10 +80,10 @@ struct JSONParser {
             switch p.pointee {
             case UInt8(ascii: "\""):
                 p += 1
-                guard pushString() else { return false }
+                guard parseString() else { return false }
             case UInt8(ascii: "{"):
                 guard openContainer(depth: &depth, isArray: false) else { return false }
-                scanner.skipWhitespace()
+                skipWhitespace()
                 if p < end && p.pointee == UInt8(ascii: "}") {
                     p += 1
                     closeContainer(frames.unsafelyUnwrapped + (depth - 1))
@@ -79,7 +94,7 @@ struct JSONParser {
                 }
             case UInt8(ascii: "["):
                 guard openContainer(depth: &depth, isArray: true) else { return false }
-                scanner.skipWhitespace()
+                skipWhitespace()
                 if p < end && p.pointee == UInt8(ascii: "]") {
                     p += 1
                     closeContainer(frames.unsafelyUnwrapped + (depth - 1))
@@ -88,18 +103,18 @@ struct JSONParser {
                     continue nextValue
                 }
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
-                guard pushNumber() else { return false }
+                guard parseNumber() else { return false }
             case UInt8(ascii: "t"):
-                guard scanner.literal(0x6575_7274, "true") else { return false }    // "true", little-endian
+                guard literal(0x6575_7274, "true") else { return false }    // "true", little-endian
                 lua_pushboolean(L, 1)
             case UInt8(ascii: "f"):
-                guard end - p >= 5, p[4] == UInt8(ascii: "e"), scanner.literal(0x736C_6166, "false") else {
+                guard end - p >= 5, p[4] == UInt8(ascii: "e"), literal(0x736C_6166, "false") else {
                     return fail(.invalidLiteral("false"), at: p)
                 }
                 p += 1
                 lua_pushboolean(L, 0)
             case UInt8(ascii: "n"):
-                guard scanner.literal(0x6C6C_756E, "null") else { return false }
+                guard literal(0x6C6C_756E, "null") else { return false }
                 lua_pushvalue(L, nullIndex)
             default:
                 return fail(.unexpected(p.pointee, "a value"), at: p)
@@ -123,14 +138,14 @@ struct JSONParser {
                     if !frame.pointee.direct { makeTable(frame) }
                     guard lua_checkstack(L, 4) != 0 else { return fail(.luaStackExhausted, at: p) }
                 }
-                scanner.skipWhitespace()
+                skipWhitespace()
                 guard p < end else {
                     return fail(.unexpectedEnd(frame.pointee.isArray ? "',' or ']'" : "',' or '}'"), at: p)
                 }
                 let c = p.pointee
                 p += 1
                 if c == UInt8(ascii: ",") {
-                    scanner.skipWhitespace()
+                    skipWhitespace()
                     if !frame.pointee.isArray {
                         guard parseKey() else { return false }
                     }
@@ -207,68 +222,32 @@ struct JSONParser {
         guard p < end else { return fail(.unexpectedEnd("a string key"), at: p) }
         guard p.pointee == UInt8(ascii: "\"") else { return fail(.unexpected(p.pointee, "a string key"), at: p) }
         p += 1
-        guard pushString() else { return false }
-        scanner.skipWhitespace()
+        guard parseString() else { return false }
+        skipWhitespace()
         guard p < end else { return fail(.unexpectedEnd("':'"), at: p) }
         guard p.pointee == UInt8(ascii: ":") else { return fail(.unexpected(p.pointee, "':'"), at: p) }
         p += 1
-        scanner.skipWhitespace()
+        skipWhitespace()
         return true
     }
 
-    // The scanner's position and bounds, read and moved as the parser walks the structure.
-    var p: UnsafePointer<UInt8> {
-        @inline(__always) get { scanner.p }
-        @inline(__always) set { scanner.p = newValue }
-    }
-    var end: UnsafePointer<UInt8> { @inline(__always) get { scanner.end } }
-
     @inline(__always)
-    mutating func fail(_ problem: LuaJSONDecoder.Problem, at q: UnsafePointer<UInt8>) -> Bool {
-        scanner.fail(problem, at: q)
+    mutating func skipWhitespace() {
+        while p < end {
+            let c = p.pointee
+            if c > 0x20 { return }
+            guard c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return }
+            p += 1
+        }
     }
 
-    // MARK: strings and numbers, pushed
-
-    /// After the opening quote: pushes the string.
+    /// `word` (4 bytes, read as a little-endian integer) at p; advances 4 bytes.
     @inline(__always)
-    mutating func pushString() -> Bool {
-        guard let (s, n) = scanner.scanString() else { return false }
-        lua_pushlstring(L, UnsafeRawPointer(s).assumingMemoryBound(to: CChar.self), n)
-        return true
-    }
-
-    /// At '-' or a digit: pushes the number (an integer when it is one and fits in 64 bits).
-    @inline(__always)
-    mutating func pushNumber() -> Bool {
-        switch scanner.scanNumber() {
-        case .integer(let v): lua_pushinteger(L, v)
-        case .float(let v): lua_pushnumber(L, v)
-        case .token(let s): return convertNumber(from: s)
-        case nil: return false
+    mutating func literal(_ word: UInt32, _ name: String) -> Bool {
+        guard end - p >= 4, UnsafeRawPointer(p).loadUnaligned(as: UInt32.self) == UInt32(littleEndian: word) else {
+            return fail(.invalidLiteral(name), at: p)
         }
-        return true
-    }
-
-    /// The slow path: the token [s, p) (already checked against JSON's grammar) converted by
-    /// lua_stringtonumber, which gives a float for integers beyond 64 bits.
-    @inline(never)
-    mutating func convertNumber(from s: UnsafePointer<UInt8>) -> Bool {
-        let n = p - s
-        scanner.scratch.count = 0
-        let text = scanner.scratch.reserve(n + 1)
-        text.update(from: s, count: n)
-        text[n] = 0
-        guard lua_stringtonumber(L, UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self)) == n + 1 else {
-            return fail(.numberOutOfRange, at: s)
-        }
-        if lua_isinteger(L, -1) == 0 {
-            let v = lua_tonumberx(L, -1, nil)
-            if v.isInfinite || v.isNaN {
-                lua_settop(L, -2)
-                return fail(.numberOutOfRange, at: s)
-            }
-        }
+        p += 4
         return true
     }
 }

@@ -20,14 +20,13 @@ enum JSONScan {
     }
 }
 
-// MARK: - Strings: checked, unescaped into the scratch only when they have escapes
+// MARK: - Strings
 
-extension JSONScanner {
+extension JSONParser {
 
-    /// After the opening quote: the string's bytes (a slice of the input, or the scratch when
-    /// it has escapes: valid until the next scan), p past the closing quote; nil after failing.
+    /// After the opening quote: pushes the string and moves past the closing quote.
     @inline(__always)
-    mutating func scanString() -> (UnsafePointer<UInt8>, Int)? {
+    mutating func parseString() -> Bool {
         let s = p
         while true {
             while end - p >= 8 {
@@ -38,19 +37,19 @@ extension JSONScanner {
                 }
                 p += 8
             }
-            guard p < end else { return failed(.unexpectedEnd("'\"' to close the string"), at: p) }
+            guard p < end else { return fail(.unexpectedEnd("'\"' to close the string"), at: p) }
             let c = p.pointee
             if c == UInt8(ascii: "\"") {
-                let n = p - s
+                lua_pushlstring(L, UnsafeRawPointer(s).assumingMemoryBound(to: CChar.self), p - s)
                 p += 1
-                return (s, n)
+                return true
             }
             if c < 0x80 {
-                if c == UInt8(ascii: "\\") { return scanEscapedString(from: s) }
-                if c < 0x20 { return failed(.controlInString(c), at: p) }
+                if c == UInt8(ascii: "\\") { return parseEscapedString(from: s) }
+                if c < 0x20 { return fail(.controlInString(c), at: p) }
                 p += 1
             } else {
-                guard skipUTF8Sequence() else { return nil }
+                guard skipUTF8Sequence() else { return false }
             }
         }
     }
@@ -71,9 +70,9 @@ extension JSONScanner {
         return fail(truncated ? .unexpectedEnd("the rest of a UTF-8 sequence") : .invalidUTF8(at.pointee), at: at)
     }
 
-    /// The string from `s` has an escape at p: decodes it into the scratch buffer.
+    /// The string from `s` has an escape at p: decode it into the scratch buffer, then push.
     @inline(never)
-    mutating func scanEscapedString(from s: UnsafePointer<UInt8>) -> (UnsafePointer<UInt8>, Int)? {
+    mutating func parseEscapedString(from s: UnsafePointer<UInt8>) -> Bool {
         var n = p - s
         scratch.count = 0
         scratch.reserve(n + 64).update(from: s, count: n)
@@ -100,11 +99,11 @@ extension JSONScanner {
                 n += plain
                 out += plain
             }
-            guard p < end else { return failed(.unexpectedEnd("'\"' to close the string"), at: p) }
+            guard p < end else { return fail(.unexpectedEnd("'\"' to close the string"), at: p) }
             let c = p.pointee
             if c >= 0x80 {
                 let sequence = p
-                guard skipUTF8Sequence() else { return nil }
+                guard skipUTF8Sequence() else { return false }
                 for i in 0..<(p - sequence) { out[i] = sequence[i] }
                 n += p - sequence
                 continue
@@ -116,12 +115,13 @@ extension JSONScanner {
                 continue
             }
             if c == UInt8(ascii: "\"") {
+                lua_pushlstring(L, UnsafeRawPointer(scratch.base.unsafelyUnwrapped).assumingMemoryBound(to: CChar.self), n)
                 p += 1
-                return (UnsafePointer(scratch.base.unsafelyUnwrapped), n)
+                return true
             }
-            if c < 0x20 { return failed(.controlInString(c), at: p) }
+            if c < 0x20 { return fail(.controlInString(c), at: p) }
             // A backslash.
-            guard end - p >= 2 else { return failed(.unexpectedEnd("an escape"), at: p + 1) }
+            guard end - p >= 2 else { return fail(.unexpectedEnd("an escape"), at: p + 1) }
             let e = p[1]
             p += 2
             switch e {
@@ -132,11 +132,11 @@ extension JSONScanner {
             case UInt8(ascii: "r"): out.pointee = 0x0D
             case UInt8(ascii: "t"): out.pointee = 0x09
             case UInt8(ascii: "u"):
-                guard let scalar = unicodeEscape() else { return nil }
+                guard let scalar = unicodeEscape() else { return false }
                 n += UTF8Sequence.write(scalar, to: out)
                 continue
             default:
-                return failed(.invalidEscape(e), at: p - 1)
+                return fail(.invalidEscape(e), at: p - 1)
             }
             n += 1
         }

@@ -1,37 +1,31 @@
+import CLunet
 import Glibc
 
-// MARK: - Numbers: integers and floats read exactly, the rest left to Lua
+// MARK: - Numbers
 
-extension JSONScanner {
-    enum Number {
-        case integer(Int64)
-        case float(Double)
-        /// The token from here to p, for Lua's own conversion (strtod; beyond 64 bits).
-        case token(UnsafePointer<UInt8>)
-    }
-
+extension JSONParser {
 
     @inline(__always)
     static func isDigit(_ c: UInt8) -> Bool { c &- UInt8(ascii: "0") < 10 }
 
-    /// At '-' or a digit. Integers that fit in 64 bits are integers; everything else is a
-    /// float: exact by multiplication when both parts are exact doubles, else left to Lua's
-    /// own conversion (strtod, with the locale's decimal point handled). Nil after failing.
+    /// At '-' or a digit. Integers that fit in 64 bits become Lua integers; everything else is
+    /// a float: exact by multiplication when both parts are exact doubles, else by Lua's own
+    /// conversion (strtod, with the locale's decimal point handled).
     @inline(__always)
-    mutating func scanNumber() -> Number? {
+    mutating func parseNumber() -> Bool {
         let s = p
         var negative = false
         if p.pointee == UInt8(ascii: "-") {
             negative = true
             p += 1
-            guard p < end else { return failed(.unexpectedEnd("a digit"), at: p) }
+            guard p < end else { return fail(.unexpectedEnd("a digit"), at: p) }
         }
         var mantissa: UInt64 = 0
         var digits = 0              // significant digits in `mantissa`
         var c = p.pointee
         if c == UInt8(ascii: "0") {
             p += 1
-            if p < end && Self.isDigit(p.pointee) { return failed(.leadingZero, at: p - 1) }
+            if p < end && Self.isDigit(p.pointee) { return fail(.leadingZero, at: p - 1) }
         } else if Self.isDigit(c) {
             repeat {
                 mantissa = mantissa &* 10 &+ UInt64(c &- UInt8(ascii: "0"))
@@ -41,30 +35,33 @@ extension JSONScanner {
                 c = p.pointee
             } while Self.isDigit(c)
         } else {
-            return failed(.unexpected(c, "a digit after '-'"), at: p)
+            return fail(.unexpected(c, "a digit after '-'"), at: p)
         }
         guard p < end, (p.pointee == UInt8(ascii: ".") || p.pointee | 0x20 == UInt8(ascii: "e")) else {
             // An integer.
             if digits <= 18 {
                 let v = Int64(bitPattern: mantissa)
-                return .integer(negative ? -v : v)
+                lua_pushinteger(L, negative ? -v : v)
+                return true
             }
             if digits == 19 {
                 if !negative && mantissa <= UInt64(Int64.max) {
-                    return .integer(Int64(mantissa))
+                    lua_pushinteger(L, Int64(mantissa))
+                    return true
                 }
                 if negative && mantissa <= UInt64(Int64.max) + 1 {
-                    return .integer(Int64(bitPattern: 0 &- mantissa))
+                    lua_pushinteger(L, Int64(bitPattern: 0 &- mantissa))
+                    return true
                 }
             }
-            return .token(s)
+            return convertNumber(from: s)
         }
         var exponent = 0
         if p.pointee == UInt8(ascii: ".") {
             p += 1
-            guard p < end else { return failed(.unexpectedEnd("a digit after '.'"), at: p) }
+            guard p < end else { return fail(.unexpectedEnd("a digit after '.'"), at: p) }
             c = p.pointee
-            guard Self.isDigit(c) else { return failed(.unexpected(c, "a digit after '.'"), at: p) }
+            guard Self.isDigit(c) else { return fail(.unexpected(c, "a digit after '.'"), at: p) }
             repeat {
                 let d = UInt64(c &- UInt8(ascii: "0"))
                 if mantissa != 0 || d != 0 {
@@ -84,9 +81,9 @@ extension JSONScanner {
                 negativeExponent = p.pointee == UInt8(ascii: "-")
                 p += 1
             }
-            guard p < end else { return failed(.unexpectedEnd("a digit in the exponent"), at: p) }
+            guard p < end else { return fail(.unexpectedEnd("a digit in the exponent"), at: p) }
             c = p.pointee
-            guard Self.isDigit(c) else { return failed(.unexpected(c, "a digit in the exponent"), at: p) }
+            guard Self.isDigit(c) else { return fail(.unexpected(c, "a digit in the exponent"), at: p) }
             var e = 0
             repeat {
                 if e < 1_000_000 { e = e * 10 + Int(c &- UInt8(ascii: "0")) }
@@ -101,7 +98,8 @@ extension JSONScanner {
         if digits <= 15 && exponent >= -22 && exponent <= 22 {
             var v = Double(mantissa)
             if exponent < 0 { v /= Self.powerOfTen(-exponent) } else if exponent > 0 { v *= Self.powerOfTen(exponent) }
-            return .float(negative ? -v : v)
+            lua_pushnumber(L, negative ? -v : v)
+            return true
         }
         #if arch(x86_64) || arch(i386)
         // The same one step in 80-bit extended precision, where any 19-digit mantissa and 10^27
@@ -115,11 +113,12 @@ extension JSONScanner {
             let low = r.significandBitPattern & 0x7FF
             if low < 0x3FF || low > 0x401 {
                 let v = Double(r)
-                return .float(negative ? -v : v)
+                lua_pushnumber(L, negative ? -v : v)
+                return true
             }
         }
         #endif
-        return .token(s)
+        return convertNumber(from: s)
     }
 
     @inline(__always)
@@ -159,4 +158,26 @@ extension JSONScanner {
         e <= 22 ? Float80(powerOfTen(e)) : Float80(powerOfTen(22)) * Float80(powerOfTen(e - 22))
     }
     #endif
+
+    /// The slow path: the token [s, p) (already checked against JSON's grammar) converted by
+    /// lua_stringtonumber, which gives a float for integers beyond 64 bits.
+    @inline(never)
+    mutating func convertNumber(from s: UnsafePointer<UInt8>) -> Bool {
+        let n = p - s
+        scratch.count = 0
+        let text = scratch.reserve(n + 1)
+        text.update(from: s, count: n)
+        text[n] = 0
+        guard lua_stringtonumber(L, UnsafeRawPointer(text).assumingMemoryBound(to: CChar.self)) == n + 1 else {
+            return fail(.numberOutOfRange, at: s)
+        }
+        if lua_isinteger(L, -1) == 0 {
+            let v = lua_tonumberx(L, -1, nil)
+            if v.isInfinite || v.isNaN {
+                lua_settop(L, -2)
+                return fail(.numberOutOfRange, at: s)
+            }
+        }
+        return true
+    }
 }
