@@ -1,6 +1,7 @@
 // swift-tools-version:6.1
 // lunet: a networking shell. Swift hosts Lua 5.4; libcurl moves the bytes.
 // Layers (each imports only those below it): C libraries -> CLunet (C bridge) -> LunetCore ->
+// LunetLuaStack (the Lua stack from Swift, error objects) -> LunetCodecs (JSON, XML, protobuf) ->
 // LunetLua (the Lua host) -> front ends (the `lunet` executable, the `Lunet` library).
 import PackageDescription
 
@@ -18,6 +19,8 @@ let package = Package(
         .executable(name: "lunet", targets: ["lunet"]),
         // For Swift tools that embed lunet. It links Lua but never readline (GPL-3).
         .library(name: "Lunet", targets: ["Lunet"]),
+        // The codecs alone (the fuzzers use it). It names no Lua runtime: link one beside it.
+        .library(name: "LunetCodecs", targets: ["LunetCodecs"]),
         // `require "lunet"` from a stock lua5.4 (installed as lunet.so by scripts/install-lua-module).
         .library(name: "LunetLuaModule", type: .dynamic, targets: ["LunetLuaModule", "CLunetModule"]),
     ],
@@ -38,9 +41,23 @@ let package = Package(
         // Optimised in debug builds too: hashing 200 MB or decoding big JSON takes 30x longer
         // unoptimised, and the tests do both.
         .target(name: "LunetCore", dependencies: ["CLunet"], swiftSettings: optimisedAlways),
-        // The Lua host: the state, values, bindings, prelude. Knows nothing of readline or argv.
-        // lua/ is compiled into it as bytecode by the EmbedLua plugin.
-        .target(name: "LunetLua", dependencies: ["LunetCore", "CLunet"], swiftSettings: optimisedAlways, plugins: ["EmbedLua"]),
+        // Reading and writing the Lua stack from Swift without raising, and lunet's error objects:
+        // what the codecs and the host share. It was part of LunetLua; it is a module of its own so
+        // that the codecs can use it without importing the host. Small on purpose. LunetLua
+        // re-exports it, so to everything above the host nothing moved.
+        .target(name: "LunetLuaStack", dependencies: ["LunetCore", "CLunet"], swiftSettings: optimisedAlways),
+        // The codecs: JSON, XML and protobuf, each between bytes and the Lua stack, with its Lua
+        // module table (json, xml, protobuf). One module, not one per codec: they share the byte
+        // writer, the UTF-8 checks, the line/column error reporting and the option checks, and
+        // their hot loops call those helpers, which the optimiser inlines only inside a module
+        // (across modules each would need @inlinable). Folders keep the codecs apart:
+        // Sources/LunetCodecs/{JSON,XML,Protobuf,Shared}. They know the stack helpers and the
+        // core's byte buffer and error type, never the host.
+        .target(name: "LunetCodecs", dependencies: ["LunetLuaStack", "LunetCore", "CLunet"], swiftSettings: optimisedAlways),
+        // The Lua host: the state, values, bindings, prelude; registers the codecs' modules.
+        // Knows nothing of readline or argv. lua/ is compiled into it as bytecode by the EmbedLua plugin.
+        .target(name: "LunetLua", dependencies: ["LunetCodecs", "LunetLuaStack", "LunetCore", "CLunet"],
+                swiftSettings: optimisedAlways, plugins: ["EmbedLua"]),
         .plugin(name: "EmbedLua", capability: .buildTool(), dependencies: ["lunet-luac"]),
         // The Lua module: the host without liblua (the interpreter that loads it has its own) and
         // never unloaded by lua_close (Swift code must not be unmapped).
@@ -54,7 +71,7 @@ let package = Package(
         // The embedding library: the host plus the Lua runtime it links.
         .target(
             name: "Lunet",
-            dependencies: ["LunetLua", "LunetCore"],
+            dependencies: ["LunetLua", "LunetCodecs", "LunetCore"],
             linkerSettings: [.linkedLibrary("lua5.4")]
         ),
         // GNU readline for the REPL, opened with dlopen when the prompt first starts: scripts and
@@ -70,6 +87,9 @@ let package = Package(
         .executableTarget(name: "lunet-embed-example", dependencies: ["Lunet"], path: "Examples/embed-tool"),
 
         .testTarget(name: "LunetCoreTests", dependencies: ["LunetCore"]),
+        // The codecs on bare Lua states: no host, so the runtime is linked here.
+        .testTarget(name: "LunetCodecsTests", dependencies: ["LunetCodecs", "LunetLuaStack", "LunetCore", "CLunet"],
+                    linkerSettings: [.linkedLibrary("lua5.4")]),
         .testTarget(name: "LunetLuaTests", dependencies: ["Lunet", "LunetLuaModule"]),
         .testTarget(name: "LunetTests", dependencies: ["Lunet"]),
     ]

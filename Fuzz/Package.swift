@@ -20,6 +20,9 @@ let rootIdentity = Context.packageDirectory
     .split(separator: "/").dropLast().last.map { $0.lowercased() } ?? "lunet"
 
 let lunet: Target.Dependency = .product(name: "Lunet", package: rootIdentity)
+// The codec fuzzers reach the codecs through their own module (FuzzSupport brings the Lua runtime).
+let codecs: Target.Dependency = .product(name: "LunetCodecs", package: rootIdentity)
+let codecFuzzers: Set = ["fuzz-json", "fuzz-xml", "fuzz-protobuf"]
 
 let fuzzers = [
     "fuzz-json", "fuzz-xml", "fuzz-protobuf", "fuzz-charset",
@@ -37,7 +40,8 @@ let package = Package(
     ] + fuzzers.map { name in
         // -parse-as-library: the file is not top-level code (libFuzzer owns main), so its
         // globals are initialised lazily on first use, not by a main that never runs.
-        .executableTarget(name: name, dependencies: ["FuzzSupport", lunet], path: "Sources/\(name)",
+        .executableTarget(name: name, dependencies: ["FuzzSupport", lunet] + (codecFuzzers.contains(name) ? [codecs] : []),
+                          path: "Sources/\(name)",
                           swiftSettings: [.unsafeFlags(["-parse-as-library"])])
     }
 )

@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import LunetCore
 
 extension LuaHost {

@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import LunetCore
 
 /// Swift closures as Lua functions, through the same trampoline as every binding: a closure

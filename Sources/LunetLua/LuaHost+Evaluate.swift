@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import LunetCore
 
 /// Interactive input (a prompt line), as lua5.4's prompt reads it: as an expression first, else

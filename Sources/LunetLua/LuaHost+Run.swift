@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import LunetCore
 
 /// Running code: a script file, a string, or a loaded chunk, each as the main host coroutine,

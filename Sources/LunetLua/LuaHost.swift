@@ -1,4 +1,6 @@
 import CLunet
+import LunetCodecs
+import LunetLuaStack
 import Glibc
 import LunetCore
 

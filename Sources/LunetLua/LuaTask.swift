@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import LunetCore
 
 /// A Lua task seen from Swift: its state, and a callback when it settles. Lives on the host's

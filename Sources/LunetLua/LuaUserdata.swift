@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 
 /// Swift objects held by Lua: a full userdata holding one retained reference. `__gc` and
 /// `__close` release it exactly once (the slot is cleared on release), so a closed handle that

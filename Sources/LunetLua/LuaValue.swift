@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import LunetCore
 
 /// Plain Lua data as a Swift value, for passing results in and out of a host. Tables become

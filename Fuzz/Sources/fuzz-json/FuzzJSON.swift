@@ -10,7 +10,8 @@
 // - decoding with a small max_depth keeps the contract.
 import CLunet
 import FuzzSupport
-import Lunet
+import LunetCodecs
+import LunetCore
 
 // A fresh state per input: mallocs and frees balance, so libFuzzer's leak check (which runs
 // when an input allocated more than it freed) finds real leaks instead of a growing state.

@@ -13,10 +13,9 @@
 // - with `guess`: what decodes encodes, and the encoding decodes;
 // - with a schema (default options): what decodes encodes (schema:encode), and the encoding
 //   decodes and encodes to the same bytes again.
-@testable import LunetLua
+@testable import LunetCodecs
 import CLunet
 import FuzzSupport
-import Lunet
 
 @_cdecl("fuzz_protobuf_main")
 public func main(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {

@@ -9,7 +9,8 @@
 //   decoding and encoding it again gives the same bytes; the pretty form decodes too.
 import CLunet
 import FuzzSupport
-import Lunet
+import LunetCodecs
+import LunetCore
 
 @_cdecl("fuzz_xml_main")
 public func main(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {

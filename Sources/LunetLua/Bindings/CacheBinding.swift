@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import LunetCore
 
 /// The HTTP cache from Lua: core.cache_new(cfg) and what a cache object's methods call.

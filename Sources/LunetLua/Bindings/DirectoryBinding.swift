@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import Glibc
 
 /// Folders lunet makes for files that hold secrets (named sessions): private to the user.

@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import Glibc
 import LunetCore
 

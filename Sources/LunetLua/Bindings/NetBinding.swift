@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import LunetCore
 
 /// core.net_online() and core.net_watch(fn): the kernel's routes for lua/lunet/net.lua.

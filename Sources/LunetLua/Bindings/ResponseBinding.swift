@@ -1,4 +1,6 @@
 import CLunet
+import LunetCodecs
+import LunetLuaStack
 import LunetCore
 
 /// What Lua reads of a response. lua/lunet/http.lua wraps these in the response object users

@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import LunetCore
 
 /// Sessions from Lua: core.session_new(cfg) and core.session_derive(parent, cfg). The Lua layer

@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import Glibc
 
 /// What the one-shot command line asks of the terminal: what a descriptor is (a body is read

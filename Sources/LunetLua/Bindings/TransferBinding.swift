@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import LunetCore
 
 /// core.send(session, request, callback) -> transfer id, and core.cancel(transfer id).

@@ -1,4 +1,5 @@
 import CLunet
+import LunetLuaStack
 import LunetCore
 
 /// WebSockets from Lua (lua/lunet/websocket.lua holds the API users see):

@@ -1,0 +1,253 @@
+import CLunet
+import Glibc
+
+/// An open array or object.
+///
+/// Its items (values, or key/value pairs) first pile up on the Lua stack from `base`; when it
+/// closes, its table is made with the exact size (`lua_createtable(n, 0)` or `(0, n)`) and
+/// filled, so small tables never rehash. A container with more than `JSONParser.pendingLimit`
+/// items gets its table at once (sized for twice what it has) and takes the rest directly.
+struct JSONFrame {
+    var base: Int32             // stack index of its first item, and of its table once made
+    var count: Int              // items so far
+    var isArray: Bool
+    var direct: Bool            // the table exists (at `base`) and items go straight into it
+}
+
+/// An iterative parser: open containers live on the Lua stack and in `frames`, so nesting
+/// depth costs heap and Lua stack (checked with lua_checkstack), never C stack.
+struct JSONParser {
+    static let pendingLimit = 256
+
+    let L: OpaquePointer
+    let start: UnsafePointer<UInt8>
+    let end: UnsafePointer<UInt8>
+    var p: UnsafePointer<UInt8>
+    let nullIndex: Int32
+    let arrayMetatableIndex: Int32
+    let maxDepth: Int
+
+    var frames: UnsafeMutablePointer<JSONFrame>? = nil
+    var frameCapacity = 0
+    /// Decoded bytes of the string being unescaped, and NUL-terminated number text.
+    var scratch = ByteWriter(owner: "the JSON codec")
+
+    var failure: LuaJSONDecoder.Problem = .none
+    var failureOffset = 0
+
+    init(L: OpaquePointer, start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>, nullIndex: Int32,
+         arrayMetatableIndex: Int32, maxDepth: Int) {
+        self.L = L
+        self.start = start
+        self.end = end
+        self.p = start
+        self.nullIndex = nullIndex
+        self.arrayMetatableIndex = arrayMetatableIndex
+        self.maxDepth = maxDepth
+    }
+
+    mutating func release() {
+        free(frames)
+        scratch.release()
+        frames = nil
+    }
+
+    @inline(never)
+    mutating func fail(_ problem: LuaJSONDecoder.Problem, at q: UnsafePointer<UInt8>) -> Bool {
+        failure = problem
+        failureOffset = q - start
+        return false
+    }
+
+    // MARK: document and values
+
+    mutating func parseDocument() -> Bool {
+        // A UTF-8 byte order mark is not JSON, but RFC 8259 lets a parser ignore one.
+        if end - p >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF { p += 3 }
+        skipWhitespace()
+        guard parseValues() else { return false }
+        skipWhitespace()
+        if p < end { return fail(.trailing(p.pointee), at: p) }
+        return true
+    }
+
+    /// Parses one complete value (with everything nested in it) and leaves it on the stack.
+    /// `p` is at the value's first byte (whitespace skipped).
+    mutating func parseValues() -> Bool {
+        var depth = 0
+        nextValue: while true {
+            guard p < end else { return fail(.unexpectedEnd("a value"), at: p) }
+            switch p.pointee {
+            case UInt8(ascii: "\""):
+                p += 1
+                guard parseString() else { return false }
+            case UInt8(ascii: "{"):
+                guard openContainer(depth: &depth, isArray: false) else { return false }
+                skipWhitespace()
+                if p < end && p.pointee == UInt8(ascii: "}") {
+                    p += 1
+                    closeContainer(frames.unsafelyUnwrapped + (depth - 1))
+                    depth -= 1
+                } else {
+                    guard parseKey() else { return false }
+                    continue nextValue
+                }
+            case UInt8(ascii: "["):
+                guard openContainer(depth: &depth, isArray: true) else { return false }
+                skipWhitespace()
+                if p < end && p.pointee == UInt8(ascii: "]") {
+                    p += 1
+                    closeContainer(frames.unsafelyUnwrapped + (depth - 1))
+                    depth -= 1
+                } else {
+                    continue nextValue
+                }
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                guard parseNumber() else { return false }
+            case UInt8(ascii: "t"):
+                guard literal(0x6575_7274, "true") else { return false }    // "true", little-endian
+                lua_pushboolean(L, 1)
+            case UInt8(ascii: "f"):
+                guard end - p >= 5, p[4] == UInt8(ascii: "e"), literal(0x736C_6166, "false") else {
+                    return fail(.invalidLiteral("false"), at: p)
+                }
+                p += 1
+                lua_pushboolean(L, 0)
+            case UInt8(ascii: "n"):
+                guard literal(0x6C6C_756E, "null") else { return false }
+                lua_pushvalue(L, nullIndex)
+            default:
+                return fail(.unexpected(p.pointee, "a value"), at: p)
+            }
+
+            // A value is complete on top of the stack: it completes an item of its container.
+            // Then go on with the container's next item, or close it (which completes another).
+            while depth > 0 {
+                let frame = frames.unsafelyUnwrapped + (depth - 1)
+                if frame.pointee.direct {
+                    if frame.pointee.isArray {
+                        lua_rawseti(L, frame.pointee.base, lua_Integer(frame.pointee.count + 1))
+                    } else {
+                        lua_rawset(L, frame.pointee.base)
+                    }
+                }
+                frame.pointee.count += 1
+                if !frame.pointee.direct && frame.pointee.count >= Self.pendingLimit { makeTable(frame) }
+                // Room for the next item: a key, a value, and a table being made and filled.
+                if lua_checkstack(L, 4) == 0 {
+                    if !frame.pointee.direct { makeTable(frame) }
+                    guard lua_checkstack(L, 4) != 0 else { return fail(.luaStackExhausted, at: p) }
+                }
+                skipWhitespace()
+                guard p < end else {
+                    return fail(.unexpectedEnd(frame.pointee.isArray ? "',' or ']'" : "',' or '}'"), at: p)
+                }
+                let c = p.pointee
+                p += 1
+                if c == UInt8(ascii: ",") {
+                    skipWhitespace()
+                    if !frame.pointee.isArray {
+                        guard parseKey() else { return false }
+                    }
+                    continue nextValue
+                }
+                if c != (frame.pointee.isArray ? UInt8(ascii: "]") : UInt8(ascii: "}")) {
+                    return fail(.unexpected(c, frame.pointee.isArray ? "',' or ']'" : "',' or '}'"), at: p - 1)
+                }
+                closeContainer(frame)
+                depth -= 1
+            }
+            return true
+        }
+    }
+
+    /// At '{' or '[': records the new container (its table comes later).
+    @inline(__always)
+    mutating func openContainer(depth: inout Int, isArray: Bool) -> Bool {
+        if depth >= maxDepth { return fail(.tooDeep(maxDepth), at: p) }
+        // Room for its first item (a key and a value) and for making its table.
+        guard lua_checkstack(L, 4) != 0 else { return fail(.luaStackExhausted, at: p) }
+        if depth == frameCapacity { growStorage(&frames, &frameCapacity, minimum: 32, "the JSON codec") }
+        frames.unsafelyUnwrapped[depth] = JSONFrame(base: lua_gettop(L) + 1, count: 0, isArray: isArray, direct: false)
+        depth += 1
+        p += 1
+        return true
+    }
+
+    /// At ']' or '}': leaves the container's table at its base, the top of the stack.
+    @inline(__always)
+    mutating func closeContainer(_ frame: UnsafeMutablePointer<JSONFrame>) {
+        if !frame.pointee.direct { makeTable(frame, size: frame.pointee.count) }
+    }
+
+    /// Makes the table for the items piled up from the frame's base, moves them into it, and
+    /// leaves it at the base: from now on items go directly into it.
+    mutating func makeTable(_ frame: UnsafeMutablePointer<JSONFrame>, size: Int? = nil) {
+        let base = frame.pointee.base
+        let n = frame.pointee.count
+        let hint = Int32(clamping: size ?? 2 * n)
+        if frame.pointee.isArray {
+            lua_createtable(L, hint, 0)
+            lua_pushvalue(L, arrayMetatableIndex)
+            lua_setmetatable(L, -2)
+        } else {
+            lua_createtable(L, 0, hint)
+        }
+        if n > 0 {
+            lua_rotate(L, base, 1)
+            if frame.pointee.isArray {
+                var i = lua_Integer(n)
+                while i > 0 {
+                    lua_rawseti(L, base, i)
+                    i -= 1
+                }
+            } else {
+                // In document order, so that of two equal keys the last one wins.
+                var k = base + 1
+                for _ in 0..<n {
+                    lua_pushvalue(L, k)
+                    lua_pushvalue(L, k + 1)
+                    lua_rawset(L, base)
+                    k += 2
+                }
+                lua_settop(L, base)
+            }
+        }
+        frame.pointee.direct = true
+    }
+
+    /// At an object member: `"key"` whitespace `:` whitespace. Pushes the key.
+    @inline(__always)
+    mutating func parseKey() -> Bool {
+        guard p < end else { return fail(.unexpectedEnd("a string key"), at: p) }
+        guard p.pointee == UInt8(ascii: "\"") else { return fail(.unexpected(p.pointee, "a string key"), at: p) }
+        p += 1
+        guard parseString() else { return false }
+        skipWhitespace()
+        guard p < end else { return fail(.unexpectedEnd("':'"), at: p) }
+        guard p.pointee == UInt8(ascii: ":") else { return fail(.unexpected(p.pointee, "':'"), at: p) }
+        p += 1
+        skipWhitespace()
+        return true
+    }
+
+    @inline(__always)
+    mutating func skipWhitespace() {
+        while p < end {
+            let c = p.pointee
+            if c > 0x20 { return }
+            guard c == 0x20 || c == 0x0A || c == 0x0D || c == 0x09 else { return }
+            p += 1
+        }
+    }
+
+    /// `word` (4 bytes, read as a little-endian integer) at p; advances 4 bytes.
+    @inline(__always)
+    mutating func literal(_ word: UInt32, _ name: String) -> Bool {
+        guard end - p >= 4, UnsafeRawPointer(p).loadUnaligned(as: UInt32.self) == UInt32(littleEndian: word) else {
+            return fail(.invalidLiteral(name), at: p)
+        }
+        p += 4
+        return true
+    }
+}

@@ -1,0 +1,296 @@
+import CLunet
+import Glibc
+import LunetLuaStack
+import LunetCore
+
+// MARK: - The encoder
+
+/// An element being written: its table at `slot`, then its tag, attrs, ns, children and the
+/// name of a declaration the encoder added (or nil) at slot + 1 … slot + 5.
+struct XMLEncoderFrame {
+    var slot: Int32
+    var table: UnsafeRawPointer?
+    var next: Int
+    var count: Int
+    var inline: Bool
+    var bindingMark: Int
+    var tag: UnsafePointer<UInt8>
+    var tagLength: Int
+}
+
+/// A namespace binding in scope: prefix (empty for the default namespace) → URI. The bytes
+/// belong to strings held by tables on the stack.
+struct XMLBinding {
+    var prefix: UnsafePointer<UInt8>
+    var prefixLength: Int
+    var uri: UnsafePointer<UInt8>
+    var uriLength: Int
+}
+
+/// An attribute to write. A string value is kept as bytes; a number is converted when written.
+struct XMLAttribute {
+    var name: UnsafePointer<UInt8>
+    var nameLength: Int
+    var value: UnsafePointer<UInt8>?
+    var valueLength: Int
+}
+
+struct XMLEncoderState: TextEncoderState {
+    let L: OpaquePointer
+    var out = XMLWriter()
+    let pretty: Bool
+    let declaration: Bool
+    var frames: UnsafeMutablePointer<XMLEncoderFrame>? = nil
+    var frameCapacity = 0
+    var depth = 0
+    var bindings: UnsafeMutablePointer<XMLBinding>? = nil
+    var bindingCapacity = 0
+    var bindingCount = 0
+    var attributes: UnsafeMutablePointer<XMLAttribute>? = nil
+    var attributeCapacity = 0
+    var error: LunetError? = nil
+    let classes: UnsafePointer<UInt8>
+
+    init(L: OpaquePointer, options: LuaXMLEncoder.Options) {
+        self.L = L
+        self.pretty = options.pretty
+        self.declaration = options.declaration
+        self.classes = UnsafeRawPointer(xmlByteClasses.utf8Start).assumingMemoryBound(to: UInt8.self)
+    }
+
+    mutating func release() {
+        free(frames)
+        free(bindings)
+        free(attributes)
+        frames = nil
+        bindings = nil
+        attributes = nil
+    }
+
+    // MARK: the walk
+
+    mutating func run(_ root: Int32) -> Bool {
+        if declaration {
+            out.append("<?xml version=\"1.0\" encoding=\"UTF-8\"?>")
+            if pretty { out.append(0x0A) }
+        }
+        // The xml prefix is bound from the start.
+        let xmlPrefix: StaticString = "xml"
+        let xmlURI: StaticString = "http://www.w3.org/XML/1998/namespace"
+        pushBinding(XMLBinding(prefix: xmlPrefix.utf8Start, prefixLength: 3, uri: xmlURI.utf8Start, uriLength: xmlURI.utf8CodeUnitCount))
+        lua_pushvalue(L, root)
+        guard open(lua_gettop(L), inline: !pretty) else { return false }
+        while depth > 0 {
+            let frame = frames.unsafelyUnwrapped + (depth - 1)
+            if frame.pointee.next <= frame.pointee.count {
+                let i = frame.pointee.next
+                frame.pointee.next += 1
+                let inline = frame.pointee.inline
+                if lua_rawgeti(L, frame.pointee.slot + 4, lua_Integer(i)) == LUA_TSTRING {
+                    var n = 0
+                    let s = UnsafeRawPointer(lua_tolstring(L, -1, &n)!).assumingMemoryBound(to: UInt8.self)
+                    guard escape(s, n, attribute: nil) else { return false }
+                    lua_settop(L, -2)
+                } else {
+                    if !inline { out.newline(indent: depth) }
+                    guard open(lua_gettop(L), inline: inline) else { return false }
+                }
+            } else {
+                if !frame.pointee.inline { out.newline(indent: depth - 1) }
+                let o = out.reserve(frame.pointee.tagLength + 3)
+                o[0] = UInt8(ascii: "<")
+                o[1] = UInt8(ascii: "/")
+                (o + 2).update(from: frame.pointee.tag, count: frame.pointee.tagLength)
+                o[frame.pointee.tagLength + 2] = UInt8(ascii: ">")
+                out.count += frame.pointee.tagLength + 3
+                bindingCount = frame.pointee.bindingMark
+                lua_settop(L, frame.pointee.slot - 1)
+                depth -= 1
+            }
+        }
+        return true
+    }
+
+    /// Writes the start tag of the element at `slot` (the top of the stack) and, when it has
+    /// children, makes it the open element; otherwise writes it whole and pops it.
+    mutating func open(_ slot: Int32, inline: Bool) -> Bool {
+        let type = lua_type(L, slot)
+        guard type == LUA_TTABLE else {
+            if depth == 0 { return fail("cannot encode a \(typeName(type)) as an element (an element is a table with a tag)", "") }
+            return fail("cannot encode a child of type \(typeName(type)) (children are strings and element tables)", "")
+        }
+        let pointer = lua_topointer(L, slot)
+        for d in 0..<depth where frames.unsafelyUnwrapped[d].table == pointer {
+            return fail("cannot encode an element that contains itself", "")
+        }
+        guard depth < LuaXMLEncoder.maxDepth else { return fail("cannot encode: nesting deeper than \(LuaXMLEncoder.maxDepth) levels", "") }
+        guard lua_checkstack(L, 16) != 0 else { return fail("cannot encode: the Lua stack is full", "") }
+
+        // slot + 1: tag
+        let tagType = lunet_rawgetfield(L, slot, "tag")
+        guard tagType == LUA_TSTRING else {
+            return fail("cannot encode an element without a string tag (got \(typeName(tagType)))", ".tag")
+        }
+        var tagLength = 0
+        let tag = UnsafeRawPointer(lua_tolstring(L, slot + 1, &tagLength)!).assumingMemoryBound(to: UInt8.self)
+        guard isName(tag, tagLength) else {
+            return fail("cannot encode the tag \(CodecText.quote(tag, tagLength)) (not a valid XML name)", ".tag")
+        }
+        // slot + 2: attrs, slot + 3: ns, slot + 4: children, slot + 5: an added declaration's name
+        let attrsType = lunet_rawgetfield(L, slot, "attrs")
+        guard attrsType == LUA_TTABLE || attrsType == LUA_TNIL else {
+            return fail("cannot encode attrs of type \(typeName(attrsType)) (attrs must be a table of name = value)", ".attrs")
+        }
+        let nsType = lunet_rawgetfield(L, slot, "ns")
+        guard nsType == LUA_TSTRING || nsType == LUA_TNIL else {
+            return fail("cannot encode ns of type \(typeName(nsType)) (ns must be a namespace URI string)", ".ns")
+        }
+        let childrenType = lunet_rawgetfield(L, slot, "children")
+        guard childrenType == LUA_TTABLE || childrenType == LUA_TNIL else {
+            return fail("cannot encode children of type \(typeName(childrenType)) (children must be a list of strings and element tables)", ".children")
+        }
+        lua_pushnil(L)
+
+        // Attributes, checked, with the namespace declarations among them.
+        let bindingMark = bindingCount
+        var attributeCount = 0
+        if attrsType == LUA_TTABLE {
+            lua_pushnil(L)
+            while lua_next(L, slot + 2) != 0 {
+                guard lua_type(L, -2) == LUA_TSTRING else {
+                    return fail("cannot encode an attribute name of type \(typeName(lua_type(L, -2))) (attribute names are strings)", ".attrs")
+                }
+                var n = 0
+                let name = UnsafeRawPointer(lua_tolstring(L, -2, &n)!).assumingMemoryBound(to: UInt8.self)
+                guard isName(name, n) else {
+                    return fail("cannot encode the attribute name \(CodecText.quote(name, n)) (not a valid XML name)", ".attrs" + keyPath(name, n))
+                }
+                var value: UnsafePointer<UInt8>? = nil
+                var valueLength = 0
+                switch lua_type(L, -1) {
+                case LUA_TSTRING:
+                    value = UnsafeRawPointer(lua_tolstring(L, -1, &valueLength)!).assumingMemoryBound(to: UInt8.self)
+                case LUA_TNUMBER:
+                    break
+                default:
+                    return fail("cannot encode an attribute value of type \(typeName(lua_type(L, -1))) (values are strings or numbers)", ".attrs" + keyPath(name, n))
+                }
+                if n >= 5 && memcmp(name, "xmlns", 5) == 0 && (n == 5 || (n > 6 && name[5] == UInt8(ascii: ":"))) {
+                    guard let value else {
+                        return fail("cannot encode the namespace declaration \(CodecText.quote(name, n)) with a number (a namespace is a URI string)", ".attrs" + keyPath(name, n))
+                    }
+                    let prefix = n == 5 ? name + 5 : name + 6
+                    pushBinding(XMLBinding(prefix: prefix, prefixLength: n == 5 ? 0 : n - 6, uri: value, uriLength: valueLength))
+                }
+                addAttribute(&attributeCount, XMLAttribute(name: name, nameLength: n, value: value, valueLength: valueLength))
+                lua_settop(L, -2)
+            }
+        }
+
+        // ns: declare it unless it is what the prefix already means here.
+        if nsType == LUA_TSTRING {
+            var nsLength = 0
+            let ns = UnsafeRawPointer(lua_tolstring(L, slot + 3, &nsLength)!).assumingMemoryBound(to: UInt8.self)
+            if nsLength > 0 {
+                var prefixLength = 0
+                if let colon = memchr(tag, Int32(UInt8(ascii: ":")), tagLength) {
+                    let c = UnsafeRawPointer(colon) - UnsafeRawPointer(tag)
+                    if c > 0 && c < tagLength - 1 { prefixLength = c }
+                }
+                var bound: XMLBinding? = nil
+                var own = false
+                var i = bindingCount - 1
+                while i >= 0 {
+                    let b = bindings.unsafelyUnwrapped[i]
+                    if b.prefixLength == prefixLength && memcmp(b.prefix, tag, prefixLength) == 0 {
+                        bound = b
+                        own = i >= bindingMark
+                        break
+                    }
+                    i -= 1
+                }
+                let same = bound.map { $0.uriLength == nsLength && memcmp($0.uri, ns, nsLength) == 0 } ?? false
+                if !same {
+                    if own, let b = bound {
+                        let attribute = prefixLength == 0 ? "xmlns" : "xmlns:" + String(decoding: UnsafeBufferPointer(start: tag, count: prefixLength), as: UTF8.self)
+                        return fail("cannot encode ns \(CodecText.quote(ns, nsLength)): the element's attribute \(attribute) declares \(CodecText.quote(b.uri, b.uriLength))", ".ns")
+                    }
+                    // Declare it: "xmlns" or "xmlns:prefix", a string kept at slot + 5.
+                    var name = "xmlns"
+                    if prefixLength > 0 { name += ":" + String(decoding: UnsafeBufferPointer(start: tag, count: prefixLength), as: UTF8.self) }
+                    LuaStack(L).push(name)
+                    lunet_replace(L, slot + 5)
+                    var n = 0
+                    let declared = UnsafeRawPointer(lua_tolstring(L, slot + 5, &n)!).assumingMemoryBound(to: UInt8.self)
+                    pushBinding(XMLBinding(prefix: tag, prefixLength: prefixLength, uri: ns, uriLength: nsLength))
+                    addAttribute(&attributeCount, XMLAttribute(name: declared, nameLength: n, value: ns, valueLength: nsLength))
+                }
+            }
+        }
+
+        // Children: strings and element tables only; any text makes the element inline.
+        var count = 0
+        var mixed = false
+        if childrenType == LUA_TTABLE {
+            count = Int(lua_rawlen(L, slot + 4))
+            for i in 0..<count {
+                let i = i + 1
+                let t = lua_rawgeti(L, slot + 4, lua_Integer(i))
+                lua_settop(L, -2)
+                if t == LUA_TSTRING {
+                    mixed = true
+                } else if t != LUA_TTABLE {
+                    return fail("cannot encode a child of type \(typeName(t)) (children are strings and element tables)", ".children[\(i)]")
+                }
+            }
+        }
+
+        // The start tag.
+        var o = out.reserve(tagLength + 1)
+        o[0] = UInt8(ascii: "<")
+        (o + 1).update(from: tag, count: tagLength)
+        out.count += tagLength + 1
+        if attributeCount > 0 {
+            var list = UnsafeMutableBufferPointer(start: attributes.unsafelyUnwrapped, count: attributeCount)
+            if attributeCount > 1 {
+                list.sort { a, b in
+                    let c = memcmp(a.name, b.name, min(a.nameLength, b.nameLength))
+                    return c != 0 ? c < 0 : a.nameLength < b.nameLength
+                }
+            }
+            for a in list {
+                o = out.reserve(a.nameLength + 2)
+                o[0] = UInt8(ascii: " ")
+                (o + 1).update(from: a.name, count: a.nameLength)
+                o[a.nameLength + 1] = UInt8(ascii: "=")
+                out.count += a.nameLength + 2
+                out.append(UInt8(ascii: "\""))
+                if let value = a.value {
+                    guard escape(value, a.valueLength, attribute: a) else { return false }
+                } else {
+                    // A number, as Lua writes it (converted on a copy).
+                    lua_pushlstring(L, UnsafeRawPointer(a.name).assumingMemoryBound(to: CChar.self), a.nameLength)
+                    lua_rawget(L, slot + 2)
+                    var n = 0
+                    let text = UnsafeRawPointer(lua_tolstring(L, -1, &n)!).assumingMemoryBound(to: UInt8.self)
+                    out.append(text, n)
+                    lua_settop(L, -2)
+                }
+                out.append(UInt8(ascii: "\""))
+            }
+        }
+        if count == 0 {
+            out.append(UInt8(ascii: "/"))
+            out.append(UInt8(ascii: ">"))
+            bindingCount = bindingMark
+            lua_settop(L, slot - 1)
+            return true
+        }
+        out.append(UInt8(ascii: ">"))
+        if depth == frameCapacity { growStorage(&frames, &frameCapacity, minimum: 32, "the XML codec") }
+        frames.unsafelyUnwrapped[depth] = XMLEncoderFrame(slot: slot, table: pointer, next: 1, count: count, inline: inline || mixed,
+                                                          bindingMark: bindingMark, tag: tag, tagLength: tagLength)
+        depth += 1
+        return true
+    }
+}
