@@ -1,8 +1,11 @@
 // swift-tools-version:6.1
 // lunet: a networking shell. Swift hosts Lua 5.4; libcurl moves the bytes.
-// Layers (each imports only those below it): C libraries -> CLunet (C bridge) -> LunetCore ->
-// LunetLuaStack (the Lua stack from Swift, error objects) -> LunetCodecs (JSON, XML, protobuf) ->
-// LunetLua (the Lua host) -> front ends (the `lunet` executable, the `Lunet` library).
+// Layers (each imports only those below it): C libraries -> CLunetSystem (curl and OS shim) ->
+// LunetCore -> LunetLuaStack (the Lua stack from Swift, error objects) -> LunetCodecs (JSON, XML,
+// protobuf) -> LunetLua (the Lua host) -> front ends (the `lunet` executable, the `Lunet` library).
+// The Lua bridge, CLunetLua, sits beside CLunetSystem but only the Lua layers (LunetLuaStack and
+// above, lunet-luac) depend on it: the core cannot import Lua, so "the core knows nothing of Lua"
+// is checked by the compiler (and scripts/check-layers, run by scripts/test, keeps it so).
 import PackageDescription
 
 // Debug builds (the tests) keep Swift's run-time exclusivity checks, so a violation traps there;
@@ -30,22 +33,23 @@ let package = Package(
         .systemLibrary(name: "CLua", path: "Sources/CLua"),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
 
-        // The C bridge: trampolines, Lua macros as functions, typed curl wrappers, embedded lua/.
-        .target(
-            name: "CLunet",
-            dependencies: ["CLua", "CCurl"],
-            path: "Sources/CLunet"
-            // libcurl is not linked: curl_loader.c opens it on first network use.
-        ),
-        // The core: loop, transfers, sessions. Knows nothing of Lua.
+        // The curl and OS shim: libcurl's functions through typed wrappers (curl_loader.c opens it
+        // on first network use; it is not linked) and the Linux calls Swift's Glibc lacks
+        // (eventfd, netlink, getrandom, sync_file_range). No Lua header: the core stands on it.
+        .target(name: "CLunetSystem", dependencies: ["CCurl"], path: "Sources/CLunetSystem"),
+        // The Lua bridge: the trampoline Swift functions are called through, Lua macros as
+        // functions, the state's allocator, protected calls and chunk loading (what the embedded
+        // lua/ files are loaded with), the interrupt and deadline hooks. No curl header.
+        .target(name: "CLunetLua", dependencies: ["CLua"], path: "Sources/CLunetLua"),
+        // The core: loop, transfers, sessions. Knows nothing of Lua: it cannot import CLunetLua.
         // Optimised in debug builds too: hashing 200 MB or decoding big JSON takes 30x longer
         // unoptimised, and the tests do both.
-        .target(name: "LunetCore", dependencies: ["CLunet"], swiftSettings: optimisedAlways),
+        .target(name: "LunetCore", dependencies: ["CLunetSystem"], swiftSettings: optimisedAlways),
         // Reading and writing the Lua stack from Swift without raising, and lunet's error objects:
         // what the codecs and the host share. It was part of LunetLua; it is a module of its own so
         // that the codecs can use it without importing the host. Small on purpose. LunetLua
         // re-exports it, so to everything above the host nothing moved.
-        .target(name: "LunetLuaStack", dependencies: ["LunetCore", "CLunet"], swiftSettings: optimisedAlways),
+        .target(name: "LunetLuaStack", dependencies: ["LunetCore", "CLunetLua"], swiftSettings: optimisedAlways),
         // The codecs: JSON, XML and protobuf, each between bytes and the Lua stack, with its Lua
         // module table (json, xml, protobuf). One module, not one per codec: they share the byte
         // writer, the UTF-8 checks, the line/column error reporting and the option checks, and
@@ -53,10 +57,10 @@ let package = Package(
         // (across modules each would need @inlinable). Folders keep the codecs apart:
         // Sources/LunetCodecs/{JSON,XML,Protobuf,Shared}. They know the stack helpers and the
         // core's byte buffer and error type, never the host.
-        .target(name: "LunetCodecs", dependencies: ["LunetLuaStack", "LunetCore", "CLunet"], swiftSettings: optimisedAlways),
+        .target(name: "LunetCodecs", dependencies: ["LunetLuaStack", "LunetCore", "CLunetLua"], swiftSettings: optimisedAlways),
         // The Lua host: the state, values, bindings, prelude; registers the codecs' modules.
         // Knows nothing of readline or argv. lua/ is compiled into it as bytecode by the EmbedLua plugin.
-        .target(name: "LunetLua", dependencies: ["LunetCodecs", "LunetLuaStack", "LunetCore", "CLunet"],
+        .target(name: "LunetLua", dependencies: ["LunetCodecs", "LunetLuaStack", "LunetCore", "CLunetLua", "CLunetSystem"],
                 swiftSettings: optimisedAlways, plugins: ["EmbedLua"]),
         .plugin(name: "EmbedLua", capability: .buildTool(), dependencies: ["lunet-luac"]),
         // The Lua module: the host without liblua (the interpreter that loads it has its own) and
@@ -64,10 +68,10 @@ let package = Package(
         .target(name: "CLunetModule", dependencies: ["CLua"], path: "Sources/CLunetModule"),
         .target(
             name: "LunetLuaModule",
-            dependencies: ["LunetLua", "CLunetModule"],
+            dependencies: ["LunetLua", "CLunetLua", "CLunetModule"],
             linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"])]
         ),
-        .executableTarget(name: "lunet-luac", dependencies: ["CLunet"], linkerSettings: [.linkedLibrary("lua5.4")]),
+        .executableTarget(name: "lunet-luac", dependencies: ["CLunetLua"], linkerSettings: [.linkedLibrary("lua5.4")]),
         // The embedding library: the host plus the Lua runtime it links.
         .target(
             name: "Lunet",
@@ -79,16 +83,16 @@ let package = Package(
         .target(name: "CLineEditor", path: "Sources/CLineEditor"),
         // The front end. It runs on the loop's one thread and keeps the REPL in globals for
         // readline's C callbacks, so it is built in Swift 5 mode.
-        .executableTarget(name: "lunet", dependencies: ["LunetLua", "LunetCore", "CLineEditor"],
+        .executableTarget(name: "lunet", dependencies: ["LunetLua", "LunetCore", "CLunetLua", "CLineEditor"],
                           swiftSettings: [.swiftLanguageMode(.v5)],
                           linkerSettings: [.linkedLibrary("lua5.4")]),
 
         // An example tool that embeds lunet (built and run by the tests).
         .executableTarget(name: "lunet-embed-example", dependencies: ["Lunet"], path: "Examples/embed-tool"),
 
-        .testTarget(name: "LunetCoreTests", dependencies: ["LunetCore"]),
+        .testTarget(name: "LunetCoreTests", dependencies: ["LunetCore", "CLunetSystem"]),
         // The codecs on bare Lua states: no host, so the runtime is linked here.
-        .testTarget(name: "LunetCodecsTests", dependencies: ["LunetCodecs", "LunetLuaStack", "LunetCore", "CLunet"],
+        .testTarget(name: "LunetCodecsTests", dependencies: ["LunetCodecs", "LunetLuaStack", "LunetCore", "CLunetLua"],
                     linkerSettings: [.linkedLibrary("lua5.4")]),
         .testTarget(name: "LunetLuaTests", dependencies: ["Lunet", "LunetLuaModule"]),
         .testTarget(name: "LunetTests", dependencies: ["Lunet"]),

@@ -1,4 +1,4 @@
-import CLunet
+import CLunetSystem
 import Glibc
 
 /// A session's cookies: a curl share handle holding cookies for every transfer of the session

@@ -1,4 +1,4 @@
-import CLunet
+import CLunetSystem
 import Glibc
 
 /// The one loop. It owns the curl multi handle, the timers and every transfer in flight, and it

@@ -1,4 +1,4 @@
-import CLunet
+import CLunetSystem
 import Glibc
 
 /// One request on one curl easy handle, from `start` until its completion has run.

@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import LunetLuaStack
 
 /// Swift objects held by Lua: a full userdata holding one retained reference. `__gc` and

@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import LunetCore
 
 /// Error objects as Lua sees them: tables with `kind`, `message`, `url` (and `response` when

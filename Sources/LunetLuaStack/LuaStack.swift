@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import LunetCore
 
 /// Reading and writing a Lua stack from Swift without anything that can raise: raw table access

@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import Glibc
 
 // lunet-luac OUTPUT.swift ROOT FILE...: compiles each Lua file (chunk name "@PATH-FROM-ROOT")

@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 
 /// Called from the SIGINT handler: only sets an async-signal-safe flag.
 @inline(__always)

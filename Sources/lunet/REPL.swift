@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import CLineEditor
 import Glibc
 import LunetCore

@@ -1,5 +1,5 @@
 import XCTest
-import CLunet
+import CLunetSystem
 @testable import LunetCore
 
 /// RFC 9111's rules as pure functions, table by table.

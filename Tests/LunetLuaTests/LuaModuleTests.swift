@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import CLunetModule
 import XCTest
 @testable import LunetLua

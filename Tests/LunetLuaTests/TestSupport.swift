@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import XCTest
 @testable import LunetLua
 

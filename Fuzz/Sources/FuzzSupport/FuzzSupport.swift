@@ -1,6 +1,6 @@
 // Shared by the fuzzers: Lua states, stack checks, and checks that stop the run with a message.
 @_exported import CFuzzDriver
-import CLunet
+import CLunetLua
 import Glibc
 import Lunet
 

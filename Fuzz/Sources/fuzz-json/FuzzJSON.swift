@@ -8,7 +8,7 @@
 // - the input as a Lua string: json.encode either refuses it (invalid UTF-8) or gives text that
 //   decodes back to exactly those bytes;
 // - decoding with a small max_depth keeps the contract.
-import CLunet
+import CLunetLua
 import FuzzSupport
 import LunetCodecs
 import LunetCore

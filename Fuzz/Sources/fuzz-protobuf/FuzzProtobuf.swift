@@ -14,7 +14,7 @@
 // - with a schema (default options): what decodes encodes (schema:encode), and the encoding
 //   decodes and encodes to the same bytes again.
 @testable import LunetCodecs
-import CLunet
+import CLunetLua
 import FuzzSupport
 
 @_cdecl("fuzz_protobuf_main")

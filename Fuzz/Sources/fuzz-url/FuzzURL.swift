@@ -17,7 +17,7 @@
 //   raises nothing but an `argument` error (an authority without a valid host and port);
 //   url.decode(url.encode(s)) == s; build(parse(build(parse(s)))) == build(parse(s)) (F3).
 @testable import LunetCore
-import CLunet
+import CLunetLua
 import FuzzSupport
 import Lunet
 

@@ -7,7 +7,7 @@
 // - decode never crashes, returns 1 or LUNET_RAISE and leaves exactly one value;
 // - what decodes (keep_whitespace, so no text is dropped) encodes; that text decodes, and
 //   decoding and encoding it again gives the same bytes; the pretty form decodes too.
-import CLunet
+import CLunetLua
 import FuzzSupport
 import LunetCodecs
 import LunetCore

@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import LunetCore
 
 /// Lua values encoded straight into JSON bytes: no Swift value tree, no Swift string per value.

@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import Glibc
 
 /// An open array or object.

@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 
 /// json.null and the json.array metatable: one of each per lua_State, in the registry under
 /// "lunet.json.null" and "lunet.json.array", made on first use (raw access only).

@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import Glibc
 
 /// Where a protobuf decoder reads, and its first failure. The reads that name what they were

@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 
 // MARK: - Errors: the first one, with the path where it happened
 

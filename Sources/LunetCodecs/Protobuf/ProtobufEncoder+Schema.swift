@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import Glibc
 
 // MARK: - With a schema

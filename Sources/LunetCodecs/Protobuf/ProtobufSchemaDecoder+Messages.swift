@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import Glibc
 
 // MARK: - Nested messages and map entries

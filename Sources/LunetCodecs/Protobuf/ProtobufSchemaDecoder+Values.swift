@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import Glibc
 
 // MARK: - Values: scalars by declared type, lists, oneofs, packed runs, unknown fields

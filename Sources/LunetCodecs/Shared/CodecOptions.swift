@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import LunetLuaStack
 
 /// The option tables of the codecs' Lua functions (`json.decode(s, { max_depth = 10 })`, ...):

@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import LunetLuaStack
 
 /// The error object of a text decoder (JSON, XML): "<codec>: <problem> at line L, column C

@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import LunetCore
 
 /// What the JSON and XML encoders share: each walks Lua values into a `ByteWriter` it borrows

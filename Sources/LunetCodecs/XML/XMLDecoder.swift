@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import Glibc
 
 /// XML 1.0 (UTF-8) decoded straight onto a Lua stack: no Swift tree, no Swift strings. Names

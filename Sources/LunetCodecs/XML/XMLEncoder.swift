@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import LunetCore
 
 /// Element tables encoded straight into XML text: no Swift tree, no Swift string per node.

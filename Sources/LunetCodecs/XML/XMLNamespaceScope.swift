@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import Glibc
 
 /// The namespace prefixes in scope while an XML document is decoded. The bindings live on the

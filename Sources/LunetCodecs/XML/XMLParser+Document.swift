@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import Glibc
 
 // MARK: - The document: the prolog, the root element, what may follow it

@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import Glibc
 
 /// An open element. Its table is at `base`; its children wait on the stack above it until it

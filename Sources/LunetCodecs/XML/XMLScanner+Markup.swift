@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import Glibc
 
 // MARK: - Markup that is skipped: comments, processing instructions, the DOCTYPE

@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 
 /// The character data between two tags, gathered as the parser meets it. While it is one slice
 /// of the input it stays there and is pushed from the input, with no copy; a reference, a

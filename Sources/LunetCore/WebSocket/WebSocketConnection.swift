@@ -1,4 +1,4 @@
-import CLunet
+import CLunetSystem
 import Glibc
 
 /// A WebSocket client connection (RFC 6455) on the loop. libcurl makes the connection

@@ -1,4 +1,5 @@
-import CLunet
+import CLunetLua
+import CLunetSystem
 import LunetLuaStack
 import Glibc
 import LunetCore

@@ -1,5 +1,5 @@
 // The Lua half of the bridge: the trampoline, the aborting allocator, the protected call.
-#include "CLunet.h"
+#include "CLunetLua.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

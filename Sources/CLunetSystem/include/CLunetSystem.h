@@ -1,66 +1,16 @@
-// The C bridge between Swift and the C libraries (Lua 5.4, libcurl).
+// The C shim under the core: libcurl (opened with dlopen, reached through typed wrappers) and the
+// Linux calls Swift's Glibc module does not show. It knows nothing of Lua: no Lua header is
+// included here, so LunetCore, which depends on this target alone, cannot see Lua's API
+// (scripts/check-layers checks that it stays so). The Lua bridge is CLunetLua.
 //
-// Two rules shape it:
-//  1. A Lua error is a longjmp. It must never jump over a Swift frame, so every Swift function
-//     that Lua calls is reached through lunet_trampoline: the Swift function returns a status and
-//     the trampoline raises after the Swift frame has returned.
-//  2. Variadic C cannot be called from Swift, and Lua's API is half macros: both are wrapped here
-//     in small typed functions.
-#ifndef CLUNET_H
-#define CLUNET_H
+// Variadic C cannot be called from Swift: curl's setopt/getinfo are wrapped in small typed
+// functions.
+#ifndef CLUNET_SYSTEM_H
+#define CLUNET_SYSTEM_H
 
 #include <stddef.h>
 #include <stdint.h>
-#include <lua5.4/lua.h>
-#include <lua5.4/lualib.h>
-#include <lua5.4/lauxlib.h>
 #include <curl/curl.h>
-
-// ---------------------------------------------------------------------------------------------
-// Swift functions callable from Lua
-// ---------------------------------------------------------------------------------------------
-
-/// What a Swift function returns to the trampoline: a count of results (>= 0), or LUNET_RAISE
-/// when it pushed an error value that the trampoline must raise with lua_error.
-#define LUNET_RAISE (-1)
-
-typedef int (*lunet_SwiftFunction)(lua_State *L);
-
-/// Pushes a Lua C closure that calls `fn` through the trampoline. `nup` values on top of the
-/// stack become the closure's upvalues; Swift reads them with lunet_upvalue(i) (1-based).
-void lunet_pushswiftfunction(lua_State *L, lunet_SwiftFunction fn, int nup);
-static inline int lunet_upvalue(int i) { return lua_upvalueindex(i + 1); }
-
-// ---------------------------------------------------------------------------------------------
-// States, loading, protected calls
-// ---------------------------------------------------------------------------------------------
-
-/// A new state whose allocator aborts the process with a clear message when memory runs out,
-/// so that no push made from Swift can raise a memory error.
-lua_State *lunet_newstate(void);
-/// luaL_openlibs under a protected call. Returns a Lua status.
-int lunet_openlibs(lua_State *L);
-/* lua5.4 -E: the package library ignores LUA_PATH and LUA_CPATH. Before lunet_openlibs. */
-void lunet_set_noenv(lua_State *L);
-/// lua_pcall with a message handler that appends a traceback to string errors. The handler
-/// leaves non-string error values alone (tables, error objects) so callers can inspect them.
-int lunet_pcall(lua_State *L, int nargs, int nresults);
-/// luaL_loadbufferx (never raises).
-int lunet_loadbuffer(lua_State *L, const char *buf, size_t len, const char *chunkname, const char *mode);
-/// Interrupting a runaway line at the prompt: arm a count hook on a thread (coroutines made
-/// from it inherit it); request (async-signal-safe) makes every later check raise a `cancelled`
-/// error object until cleared.
-void lunet_interrupt_arm(lua_State *L);
-void lunet_interrupt_disarm(lua_State *L);
-void lunet_interrupt_request(void);
-void lunet_interrupt_clear(void);
-int lunet_interrupt_pending(void);
-/// A deadline for code that may never yield (a spinning test): a count hook on thread L raises
-/// a `timeout` error object once `seconds` have passed, and keeps raising until the code has
-/// unwound. lunet_deadline_clear() lifts it (the hook then costs a clock read per 1000
-/// instructions on the threads that have it).
-void lunet_deadline_arm(lua_State *L, double seconds);
-void lunet_deadline_clear(void);
 
 /// Starts writing a file's range back to disk without waiting (sync_file_range WRITE).
 int lunet_start_writeback(int fd, long long offset, long long length);
@@ -71,49 +21,6 @@ int lunet_route_socket(void);
 int lunet_wakeup_fd(void);
 /// Fills p with n random bytes from the kernel; 0, or -1 if it could not.
 int lunet_random_bytes(void *p, size_t n);
-
-/// "Lua 5.4.4"
-const char *lunet_lua_release(void);
-/// The state's extra space: a pointer slot the host uses to find itself.
-static inline void **lunet_extraspace(lua_State *L) { return (void **)lua_getextraspace(L); }
-
-/// The traceback of `L1` as a string pushed on `L` (luaL_traceback; raises only on memory errors,
-/// which abort).
-static inline void lunet_traceback(lua_State *L, lua_State *L1, const char *msg, int level) { luaL_traceback(L, L1, msg, level); }
-
-// ---------------------------------------------------------------------------------------------
-// Lua macros as functions
-// ---------------------------------------------------------------------------------------------
-static inline int lunet_registryindex(void) { return LUA_REGISTRYINDEX; }
-static inline void lunet_pop(lua_State *L, int n) { lua_pop(L, n); }
-static inline void lunet_newtable(lua_State *L) { lua_newtable(L); }
-static inline void lunet_insert(lua_State *L, int idx) { lua_insert(L, idx); }
-static inline void lunet_remove(lua_State *L, int idx) { lua_remove(L, idx); }
-static inline void lunet_replace(lua_State *L, int idx) { lua_replace(L, idx); }
-static inline int lunet_isnoneornil(lua_State *L, int idx) { return lua_isnoneornil(L, idx); }
-static inline const char *lunet_tolstring(lua_State *L, int idx, size_t *len) { return lua_tolstring(L, idx, len); }
-static inline lua_Integer lunet_tointegerx(lua_State *L, int idx, int *isnum) { return lua_tointegerx(L, idx, isnum); }
-static inline lua_Number lunet_tonumberx(lua_State *L, int idx, int *isnum) { return lua_tonumberx(L, idx, isnum); }
-static inline void *lunet_newuserdata(lua_State *L, size_t size, int nuv) { return lua_newuserdatauv(L, size, nuv); }
-/// Pushes n bytes as a string (p may be NULL when n is 0).
-static inline void lunet_pushbytes(lua_State *L, const void *p, size_t n) { lua_pushlstring(L, n ? (const char *)p : "", n); }
-static inline void lunet_pushlightuserdata(lua_State *L, void *p) { lua_pushlightuserdata(L, p); }
-/// Raw reads and writes with a string key: no metamethods, so they never raise.
-static inline int lunet_rawgetfield(lua_State *L, int idx, const char *k) {
-    idx = lua_absindex(L, idx);
-    lua_pushstring(L, k);
-    return lua_rawget(L, idx);
-}
-static inline void lunet_rawsetfield(lua_State *L, int idx, const char *k) {
-    idx = lua_absindex(L, idx);
-    lua_pushstring(L, k);
-    lua_insert(L, -2);
-    lua_rawset(L, idx);
-}
-/// luaL_ref / luaL_unref on the registry.
-static inline int lunet_ref(lua_State *L) { return luaL_ref(L, LUA_REGISTRYINDEX); }
-static inline void lunet_unref(lua_State *L, int ref) { luaL_unref(L, LUA_REGISTRYINDEX, ref); }
-static inline int lunet_getref(lua_State *L, int ref) { return lua_rawgeti(L, LUA_REGISTRYINDEX, ref); }
 
 // ---------------------------------------------------------------------------------------------
 // libcurl: opened with dlopen on first network use (curl_loader.c), never linked, and reached

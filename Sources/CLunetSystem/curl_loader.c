@@ -4,7 +4,7 @@
 // LDAP, SSH, RTMP, ...) into every process at start, and runs their initialisers: most of the
 // start-up time of a script that prints a line. Opened here, a program pays for them only when
 // it first sends a request (or asks for curl's version).
-#include "CLunet.h"
+#include "CLunetSystem.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
