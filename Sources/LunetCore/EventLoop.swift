@@ -4,7 +4,7 @@ import Glibc
 /// The one loop. It owns the curl multi handle, the timers and every transfer in flight, and it
 /// belongs to the thread that made it: nothing else may touch it (checked in debug builds).
 ///
-/// libcurl is opened on first network use (CLunet's curl_loader.c): until a transfer starts the
+/// libcurl is opened on first network use (CLunetSystem's curl_loader.c): until a transfer starts the
 /// loop has no multi handle and waits with poll(2) on its own descriptors (timers, stdin, a
 /// wakeup eventfd), so a program that never sends a request never loads libcurl.
 ///
@@ -507,7 +507,7 @@ public enum CurlGlobal {
     public static func initialize() { lunet_curl_require() }
     public static var isLoaded: Bool { lunet_curl_is_loaded() != 0 }
     /// Lets `preload()` open libcurl on a thread of its own. Only a program that calls
-    /// `waitForPreload()` before every exit may allow it (see CLunet/curl_loader.c).
+    /// `waitForPreload()` before every exit may allow it (see CLunetSystem/curl_loader.c).
     public static func allowPreload() { lunet_curl_allow_preload() }
     /// Starts opening libcurl on another thread (once; nothing unless allowed).
     public static func preload() { lunet_curl_preload() }

@@ -18,7 +18,7 @@ do {
     exit(2)
 }
 
-// libcurl may be opened on another thread while Lua starts (CLunet/curl_loader.c): at once for
+// libcurl may be opened on another thread while Lua starts (CLunetSystem/curl_loader.c): at once for
 // the one-shot command line, which always sends a request; when a script first names `http`.
 // Every way out of the process below waits for that thread first (leave(), and os.exit).
 CurlGlobal.allowPreload()

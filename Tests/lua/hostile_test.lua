@@ -186,7 +186,7 @@ test("an error in __gc: the process survives and later code runs", function()
   eq(rc, 0, "exit status\n" .. out)
   truthy(out:find("after gc\nrequest\t200\ntask\tsettled", 1, true), "later code, requests and tasks ran\n" .. out)
   known_bug(out:find("gc-boom", 1, true) ~= nil,
-    "an error in __gc is dropped without a word: lunet_newstate (Sources/CLunet/lua_bridge.c) installs no "
+    "an error in __gc is dropped without a word: lunet_newstate (Sources/CLunetLua/lua_bridge.c) installs no "
     .. "warning function, so Lua's 'error in __gc' warning (and warn() itself, even after warn('@on')) goes nowhere")
 end)
 
