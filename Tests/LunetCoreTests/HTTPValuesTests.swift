@@ -30,6 +30,29 @@ final class HTTPValuesTests: XCTestCase {
         XCTAssertEqual(resolved.maxBody, 100 * 1024 * 1024)
     }
 
+    /// The options kept behind one reference resolve field by field like the others, and a copy
+    /// changed does not change the original.
+    func testRareOptionsResolveFieldByFieldAndCopiesStayApart() {
+        var session = TransferOptions()
+        session.netrcFile = "/home/a/.netrc"
+        session.clientCertificate = "session.pem"
+        var request = TransferOptions()
+        request.clientCertificate = "request.pem"
+        let r = request.resolved(over: session)
+        XCTAssertEqual(r.clientCertificate, "request.pem", "the request's own")
+        XCTAssertEqual(r.netrcFile, "/home/a/.netrc", "the session's where the request has none")
+        var copy = r
+        copy.netrcFile = nil
+        XCTAssertEqual(r.netrcFile, "/home/a/.netrc", "the original keeps its value")
+        XCTAssertNotEqual(copy, r)
+        copy.netrcFile = "/home/a/.netrc"
+        XCTAssertEqual(copy, r, "equal by value, not by reference")
+        var cleared = TransferOptions()
+        cleared.clientKey = "k"
+        cleared.clientKey = nil
+        XCTAssertEqual(cleared, TransferOptions(), "nothing set is equal to the empty options")
+    }
+
     func testCurlCodesMapToKinds() {
         XCTAssertEqual(CurlErrorMapping.kind(of: CURLE_COULDNT_RESOLVE_HOST), .dns)
         XCTAssertEqual(CurlErrorMapping.kind(of: CURLE_COULDNT_CONNECT), .connect)
