@@ -24,9 +24,10 @@ enum JSONScan {
 
 extension JSONParser {
 
-    /// After the opening quote: pushes the string and moves past the closing quote.
+    /// After the opening quote: pushes the string (through the key cache for a `key`) and moves
+    /// past the closing quote.
     @inline(__always)
-    mutating func parseString() -> Bool {
+    mutating func parseString(key: Bool) -> Bool {
         let s = p
         while true {
             while end - p >= 8 {
@@ -40,7 +41,11 @@ extension JSONParser {
             guard p < end else { return fail(.unexpectedEnd("'\"' to close the string"), at: p) }
             let c = p.pointee
             if c == UInt8(ascii: "\"") {
-                lua_pushlstring(L, UnsafeRawPointer(s).assumingMemoryBound(to: CChar.self), p - s)
+                if key {
+                    pushKey(s, p - s)
+                } else {
+                    lua_pushlstring(L, UnsafeRawPointer(s).assumingMemoryBound(to: CChar.self), p - s)
+                }
                 p += 1
                 return true
             }

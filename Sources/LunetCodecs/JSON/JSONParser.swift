@@ -31,6 +31,9 @@ struct JSONParser {
     var frameCapacity = 0
     /// Decoded bytes of the string being unescaped, and NUL-terminated number text.
     var scratch = ByteWriter(owner: "the JSON codec")
+    /// The key cache (JSONParser+Keys.swift): its entries, and the stack index of its first slot.
+    var keySlots: UnsafeMutablePointer<JSONKeySlot>? = nil
+    var keyStackBase: Int32 = 0
 
     var failure: LuaJSONDecoder.Problem = .none
     var failureOffset = 0
@@ -48,8 +51,10 @@ struct JSONParser {
 
     mutating func release() {
         free(frames)
+        free(keySlots)
         scratch.release()
         frames = nil
+        keySlots = nil
     }
 
     @inline(never)
@@ -65,6 +70,7 @@ struct JSONParser {
         // A UTF-8 byte order mark is not JSON, but RFC 8259 lets a parser ignore one.
         if end - p >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF { p += 3 }
         skipWhitespace()
+        if p < end && (p.pointee == UInt8(ascii: "{") || p.pointee == UInt8(ascii: "[")) { startKeyCache() }
         guard parseValues() else { return false }
         skipWhitespace()
         if p < end { return fail(.trailing(p.pointee), at: p) }
@@ -80,7 +86,7 @@ struct JSONParser {
             switch p.pointee {
             case UInt8(ascii: "\""):
                 p += 1
-                guard parseString() else { return false }
+                guard parseString(key: false) else { return false }
             case UInt8(ascii: "{"):
                 guard openContainer(depth: &depth, isArray: false) else { return false }
                 skipWhitespace()
@@ -222,7 +228,7 @@ struct JSONParser {
         guard p < end else { return fail(.unexpectedEnd("a string key"), at: p) }
         guard p.pointee == UInt8(ascii: "\"") else { return fail(.unexpected(p.pointee, "a string key"), at: p) }
         p += 1
-        guard parseString() else { return false }
+        guard parseString(key: true) else { return false }
         skipWhitespace()
         guard p < end else { return fail(.unexpectedEnd("':'"), at: p) }
         guard p.pointee == UInt8(ascii: ":") else { return fail(.unexpected(p.pointee, "':'"), at: p) }
