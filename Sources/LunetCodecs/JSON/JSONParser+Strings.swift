@@ -28,33 +28,43 @@ extension JSONParser {
     /// past the closing quote.
     @inline(__always)
     mutating func parseString(key: Bool) -> Bool {
+        // A local cursor, stored back on the way out: stepping `p` itself stores it at each step.
         let s = p
+        var q = s
         while true {
-            while end - p >= 8 {
-                let special = JSONScan.specialBytes(UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)))
+            while end - q >= 8 {
+                let special = JSONScan.specialBytes(UInt64(littleEndian: UnsafeRawPointer(q).loadUnaligned(as: UInt64.self)))
                 if special != 0 {
-                    p += special.trailingZeroBitCount >> 3
+                    q += special.trailingZeroBitCount >> 3
                     break
                 }
-                p += 8
+                q += 8
             }
-            guard p < end else { return fail(.unexpectedEnd("'\"' to close the string"), at: p) }
-            let c = p.pointee
+            guard q < end else { return fail(.unexpectedEnd("'\"' to close the string"), at: q) }
+            let c = q.pointee
             if c == UInt8(ascii: "\"") {
                 if key {
-                    pushKey(s, p - s)
+                    pushKey(s, q - s)
                 } else {
-                    lua_pushlstring(L, UnsafeRawPointer(s).assumingMemoryBound(to: CChar.self), p - s)
+                    lua_pushlstring(L, UnsafeRawPointer(s).assumingMemoryBound(to: CChar.self), q - s)
                 }
-                p += 1
+                p = q + 1
                 return true
             }
             if c < 0x80 {
-                if c == UInt8(ascii: "\\") { return parseEscapedString(from: s) }
-                if c < 0x20 { return fail(.controlInString(c), at: p) }
-                p += 1
+                if c == UInt8(ascii: "\\") {
+                    p = q
+                    return parseEscapedString(from: s)
+                }
+                if c < 0x20 { return fail(.controlInString(c), at: q) }
+                q += 1
             } else {
-                guard skipUTF8Sequence() else { return false }
+                let n = UTF8Sequence.length(q, end - q)
+                guard n > 0 else {
+                    p = q
+                    return failUTF8()
+                }
+                q += n
             }
         }
     }
