@@ -18,6 +18,7 @@ struct JSONFrame {
 /// depth costs heap and Lua stack (checked with lua_checkstack), never C stack.
 struct JSONParser {
     static let pendingLimit = 256
+    static let stackReserve: Int32 = 64
 
     let L: OpaquePointer
     let start: UnsafePointer<UInt8>
@@ -34,6 +35,9 @@ struct JSONParser {
     /// The key cache (JSONParser+Keys.swift): its entries, and the stack index of its first slot.
     var keySlots: UnsafeMutablePointer<JSONKeySlot>? = nil
     var keyStackBase: Int32 = 0
+
+    /// Stack slots up to this index are known to exist (lua_checkstack holds for the whole call).
+    var stackLimit: Int32 = 0
 
     var failure: LuaJSONDecoder.Problem = .none
     var failureOffset = 0
@@ -139,10 +143,14 @@ struct JSONParser {
                 }
                 frame.pointee.count += 1
                 if !frame.pointee.direct && frame.pointee.count >= Self.pendingLimit { makeTable(frame) }
-                // Room for the next item: a key, a value, and a table being made and filled.
-                if lua_checkstack(L, 4) == 0 {
+                // Room for the next item: a key, a value, and a table being made and filled. The
+                // top is known from the frame: its table, or its last piled item.
+                let top = frame.pointee.direct ? frame.pointee.base
+                    : frame.pointee.base + Int32(truncatingIfNeeded: frame.pointee.isArray ? frame.pointee.count : 2 * frame.pointee.count) - 1
+                if top + 4 > stackLimit && !reserveStack(above: top) {
                     if !frame.pointee.direct { makeTable(frame) }
                     guard lua_checkstack(L, 4) != 0 else { return fail(.luaStackExhausted, at: p) }
+                    stackLimit = lua_gettop(L) + 4
                 }
                 skipWhitespace()
                 guard p < end else {
@@ -172,11 +180,24 @@ struct JSONParser {
     mutating func openContainer(depth: inout Int, isArray: Bool) -> Bool {
         if depth >= maxDepth { return fail(.tooDeep(maxDepth), at: p) }
         // Room for its first item (a key and a value) and for making its table.
-        guard lua_checkstack(L, 4) != 0 else { return fail(.luaStackExhausted, at: p) }
+        let top = lua_gettop(L)
+        if top + 4 > stackLimit && !reserveStack(above: top) {
+            guard lua_checkstack(L, 4) != 0 else { return fail(.luaStackExhausted, at: p) }
+            stackLimit = top + 4
+        }
         if depth == frameCapacity { growStorage(&frames, &frameCapacity, minimum: 32, "the JSON codec") }
-        frames.unsafelyUnwrapped[depth] = JSONFrame(base: lua_gettop(L) + 1, count: 0, isArray: isArray, direct: false)
+        frames.unsafelyUnwrapped[depth] = JSONFrame(base: top + 1, count: 0, isArray: isArray, direct: false)
         depth += 1
         p += 1
+        return true
+    }
+
+    /// Asks Lua for room well beyond what the next step needs, so that most steps need not ask:
+    /// `top` is the stack's top now. False if Lua has not that much (then ask for less).
+    @inline(never)
+    mutating func reserveStack(above top: Int32) -> Bool {
+        guard lua_checkstack(L, Self.stackReserve) != 0 else { return false }
+        stackLimit = top + Self.stackReserve
         return true
     }
 
