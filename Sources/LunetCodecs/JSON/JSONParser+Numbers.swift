@@ -13,7 +13,10 @@ extension JSONParser {
     /// conversion (strtod, with the locale's decimal point handled).
     @inline(__always)
     mutating func parseNumber() -> Bool {
+        // A local cursor: stepping `p` itself would store it to memory at every digit.
         let s = p
+        var p = s
+        defer { self.p = p }
         var negative = false
         if p.pointee == UInt8(ascii: "-") {
             negative = true
@@ -54,6 +57,7 @@ extension JSONParser {
                     return true
                 }
             }
+            self.p = p
             return convertNumber(from: s)
         }
         var exponent = 0
@@ -118,6 +122,7 @@ extension JSONParser {
             }
         }
         #endif
+        self.p = p
         return convertNumber(from: s)
     }
 

@@ -24,32 +24,47 @@ enum JSONScan {
 
 extension JSONParser {
 
-    /// After the opening quote: pushes the string and moves past the closing quote.
+    /// After the opening quote: pushes the string (through the key cache for a `key`) and moves
+    /// past the closing quote.
     @inline(__always)
-    mutating func parseString() -> Bool {
+    mutating func parseString(key: Bool) -> Bool {
+        // A local cursor, stored back on the way out: stepping `p` itself stores it at each step.
         let s = p
+        var q = s
         while true {
-            while end - p >= 8 {
-                let special = JSONScan.specialBytes(UInt64(littleEndian: UnsafeRawPointer(p).loadUnaligned(as: UInt64.self)))
+            while end - q >= 8 {
+                let special = JSONScan.specialBytes(UInt64(littleEndian: UnsafeRawPointer(q).loadUnaligned(as: UInt64.self)))
                 if special != 0 {
-                    p += special.trailingZeroBitCount >> 3
+                    q += special.trailingZeroBitCount >> 3
                     break
                 }
-                p += 8
+                q += 8
             }
-            guard p < end else { return fail(.unexpectedEnd("'\"' to close the string"), at: p) }
-            let c = p.pointee
+            guard q < end else { return fail(.unexpectedEnd("'\"' to close the string"), at: q) }
+            let c = q.pointee
             if c == UInt8(ascii: "\"") {
-                lua_pushlstring(L, UnsafeRawPointer(s).assumingMemoryBound(to: CChar.self), p - s)
-                p += 1
+                if key {
+                    pushKey(s, q - s)
+                } else {
+                    lua_pushlstring(L, UnsafeRawPointer(s).assumingMemoryBound(to: CChar.self), q - s)
+                }
+                p = q + 1
                 return true
             }
             if c < 0x80 {
-                if c == UInt8(ascii: "\\") { return parseEscapedString(from: s) }
-                if c < 0x20 { return fail(.controlInString(c), at: p) }
-                p += 1
+                if c == UInt8(ascii: "\\") {
+                    p = q
+                    return parseEscapedString(from: s)
+                }
+                if c < 0x20 { return fail(.controlInString(c), at: q) }
+                q += 1
             } else {
-                guard skipUTF8Sequence() else { return false }
+                let n = UTF8Sequence.length(q, end - q)
+                guard n > 0 else {
+                    p = q
+                    return failUTF8()
+                }
+                q += n
             }
         }
     }

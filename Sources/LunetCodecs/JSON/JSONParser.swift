@@ -18,6 +18,7 @@ struct JSONFrame {
 /// depth costs heap and Lua stack (checked with lua_checkstack), never C stack.
 struct JSONParser {
     static let pendingLimit = 256
+    static let stackReserve: Int32 = 64
 
     let L: OpaquePointer
     let start: UnsafePointer<UInt8>
@@ -31,6 +32,12 @@ struct JSONParser {
     var frameCapacity = 0
     /// Decoded bytes of the string being unescaped, and NUL-terminated number text.
     var scratch = ByteWriter(owner: "the JSON codec")
+    /// The key cache (JSONParser+Keys.swift): its entries, and the stack index of its first slot.
+    var keySlots: UnsafeMutablePointer<JSONKeySlot>? = nil
+    var keyStackBase: Int32 = 0
+
+    /// Stack slots up to this index are known to exist (lua_checkstack holds for the whole call).
+    var stackLimit: Int32 = 0
 
     var failure: LuaJSONDecoder.Problem = .none
     var failureOffset = 0
@@ -48,8 +55,10 @@ struct JSONParser {
 
     mutating func release() {
         free(frames)
+        free(keySlots)
         scratch.release()
         frames = nil
+        keySlots = nil
     }
 
     @inline(never)
@@ -65,6 +74,7 @@ struct JSONParser {
         // A UTF-8 byte order mark is not JSON, but RFC 8259 lets a parser ignore one.
         if end - p >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF { p += 3 }
         skipWhitespace()
+        if p < end && (p.pointee == UInt8(ascii: "{") || p.pointee == UInt8(ascii: "[")) { startKeyCache() }
         guard parseValues() else { return false }
         skipWhitespace()
         if p < end { return fail(.trailing(p.pointee), at: p) }
@@ -80,7 +90,7 @@ struct JSONParser {
             switch p.pointee {
             case UInt8(ascii: "\""):
                 p += 1
-                guard parseString() else { return false }
+                guard parseString(key: false) else { return false }
             case UInt8(ascii: "{"):
                 guard openContainer(depth: &depth, isArray: false) else { return false }
                 skipWhitespace()
@@ -133,10 +143,14 @@ struct JSONParser {
                 }
                 frame.pointee.count += 1
                 if !frame.pointee.direct && frame.pointee.count >= Self.pendingLimit { makeTable(frame) }
-                // Room for the next item: a key, a value, and a table being made and filled.
-                if lua_checkstack(L, 4) == 0 {
+                // Room for the next item: a key, a value, and a table being made and filled. The
+                // top is known from the frame: its table, or its last piled item.
+                let top = frame.pointee.direct ? frame.pointee.base
+                    : frame.pointee.base + Int32(truncatingIfNeeded: frame.pointee.isArray ? frame.pointee.count : 2 * frame.pointee.count) - 1
+                if top + 4 > stackLimit && !reserveStack(above: top) {
                     if !frame.pointee.direct { makeTable(frame) }
                     guard lua_checkstack(L, 4) != 0 else { return fail(.luaStackExhausted, at: p) }
+                    stackLimit = lua_gettop(L) + 4
                 }
                 skipWhitespace()
                 guard p < end else {
@@ -166,11 +180,24 @@ struct JSONParser {
     mutating func openContainer(depth: inout Int, isArray: Bool) -> Bool {
         if depth >= maxDepth { return fail(.tooDeep(maxDepth), at: p) }
         // Room for its first item (a key and a value) and for making its table.
-        guard lua_checkstack(L, 4) != 0 else { return fail(.luaStackExhausted, at: p) }
+        let top = lua_gettop(L)
+        if top + 4 > stackLimit && !reserveStack(above: top) {
+            guard lua_checkstack(L, 4) != 0 else { return fail(.luaStackExhausted, at: p) }
+            stackLimit = top + 4
+        }
         if depth == frameCapacity { growStorage(&frames, &frameCapacity, minimum: 32, "the JSON codec") }
-        frames.unsafelyUnwrapped[depth] = JSONFrame(base: lua_gettop(L) + 1, count: 0, isArray: isArray, direct: false)
+        frames.unsafelyUnwrapped[depth] = JSONFrame(base: top + 1, count: 0, isArray: isArray, direct: false)
         depth += 1
         p += 1
+        return true
+    }
+
+    /// Asks Lua for room well beyond what the next step needs, so that most steps need not ask:
+    /// `top` is the stack's top now. False if Lua has not that much (then ask for less).
+    @inline(never)
+    mutating func reserveStack(above top: Int32) -> Bool {
+        guard lua_checkstack(L, Self.stackReserve) != 0 else { return false }
+        stackLimit = top + Self.stackReserve
         return true
     }
 
@@ -222,7 +249,7 @@ struct JSONParser {
         guard p < end else { return fail(.unexpectedEnd("a string key"), at: p) }
         guard p.pointee == UInt8(ascii: "\"") else { return fail(.unexpected(p.pointee, "a string key"), at: p) }
         p += 1
-        guard parseString() else { return false }
+        guard parseString(key: true) else { return false }
         skipWhitespace()
         guard p < end else { return fail(.unexpectedEnd("':'"), at: p) }
         guard p.pointee == UInt8(ascii: ":") else { return fail(.unexpected(p.pointee, "':'"), at: p) }

@@ -131,4 +131,27 @@ final class JSONValueTests: JSONCodecTestCase {
     func testDuplicateKeysLastWins() {
         XCTAssertEqual(lua(#"return json.decode('{"a":1,"a":2}').a"#), "2")
     }
+
+    /// Repeated keys come from a cache (JSONParser+Keys.swift): keys alike in length and first
+    /// eight bytes, more keys than it has entries, keys at the very end of the input, the empty
+    /// key and keys past Lua's short-string length must each still name their own member.
+    func testRepeatedKeysEachNameTheirOwnMember() {
+        lua("""
+        local names = { "", "a", "abcdefgh", "abcdefgh1", "abcdefgh2", "abcdefgi1", string.rep("k", 40),
+          string.rep("k", 41), string.rep("k", 39) .. "j" }
+        for i = 1, 150 do names[#names + 1] = "key" .. i end
+        local records = {}
+        for r = 1, 3 do
+          local members = {}
+          for i, name in ipairs(names) do members[i] = string.format('"%s":%d', name, r * 1000 + i) end
+          records[r] = "{" .. table.concat(members, ",") .. "}"
+        end
+        local v = json.decode("[" .. table.concat(records, ",") .. "]")
+        for r = 1, 3 do
+          for i, name in ipairs(names) do assert(v[r][name] == r * 1000 + i, name) end
+        end
+        assert(json.decode('{"a":1,"b":{"a":2,"ab":3}}').b.ab == 3)
+        assert(json.decode('{"x":{"y":1},"y":2}').y == 2)
+        """)
+    }
 }
