@@ -1,4 +1,4 @@
-import CLunet
+import CLunetLua
 import Glibc
 
 /// One entry of the key cache: the bytes of a key (in the input) and its first eight bytes.
