@@ -17,7 +17,8 @@ final class EventLoopTests: XCTestCase {
         XCTAssertEqual(loop.pendingTimers, 0)
     }
 
-    func testTimersWithTheSameDeadlineFireInTheOrderAdded() {
+    /// (Each gets its own deadline from the clock; ties in the heap are TimerHeapTests' matter.)
+    func testZeroDelayTimersFireInTheOrderAdded() {
         let loop = EventLoop()
         var order: [Int] = []
         for i in 0..<5 { loop.addTimer(after: 0) { order.append(i) } }
