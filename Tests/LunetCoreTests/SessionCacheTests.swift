@@ -7,13 +7,7 @@ import XCTest
 /// and a stored stale response answering in place of an error. The entries are put in the cache
 /// directly, dated in the past, so that each test starts from the decision it is about.
 final class SessionCacheTests: XCTestCase {
-    var nginx: String {
-        guard let url = ProcessInfo.processInfo.environment["LUNET_NGINX"] else {
-            XCTFail("LUNET_NGINX is not set: run the tests with scripts/test")
-            return "http://127.0.0.1:1"
-        }
-        return url
-    }
+    var nginx: String { nginxURL() }
 
     /// A path no other test asks for, so that the nginx log lines for it are this test's.
     func unique(_ path: String) -> String { path + "?t=\(UUID().uuidString)" }
@@ -44,10 +38,7 @@ final class SessionCacheTests: XCTestCase {
     /// nginx writes a line when it has sent the response, which may be after the client has it:
     /// a marker request sent afterwards is waited for, so the lines before it are all there.
     func nginxLines(for uri: String, after s: Session) -> [(method: String, status: String)] {
-        guard let log = ProcessInfo.processInfo.environment["LUNET_NGINX_LOG"] else {
-            XCTFail("LUNET_NGINX_LOG is not set: run the tests with scripts/test")
-            return []
-        }
+        let log = testServerVariable("LUNET_NGINX_LOG", fallback: "/nonexistent")
         let marker = unique("/small.txt")
         var uncached = HTTPRequest(url: nginx + marker)
         uncached.cachePolicy = .noStore
@@ -123,27 +114,28 @@ final class SessionCacheTests: XCTestCase {
 
     // MARK: stale instead of an error
 
-    func testAStaleEntryWithStaleIfErrorAnswersForAServerError() throws {
+    /// httpbin's 503 for a request whose stored response says `cacheControl` and is 100 s old.
+    func sendFor503(storedWith cacheControl: String) throws -> (HTTPResponse, HTTPCache, Session) {
         let cache = HTTPCache()
         let s = cachedSession(cache)
-        let url = httpbinURL() + "/status/503"
-        storeAged(cache, url, age: 100, [("Cache-Control", "max-age=1, stale-if-error=3600")])
-        let r = try send(s, HTTPRequest(url: url)).get()
+        storeAged(cache, httpbinURL() + "/status/503", age: 100, [("Cache-Control", cacheControl)])
+        return (try send(s, HTTPRequest(url: httpbinURL() + "/status/503")).get(), cache, s)
+    }
+
+    func testAStaleEntryWithStaleIfErrorAnswersForAServerError() throws {
+        let (r, _, _) = try sendFor503(storedWith: "max-age=1, stale-if-error=3600")
         XCTAssertEqual(r.status, 200)
         XCTAssertEqual(r.body.string, "stored")
         XCTAssertEqual(r.cacheStatus, "stale")
     }
 
     func testWithoutStaleIfErrorTheServerErrorComesThroughAndReplacesNothing() throws {
-        let cache = HTTPCache()
-        let s = cachedSession(cache)
-        let url = httpbinURL() + "/status/503"
-        storeAged(cache, url, age: 100, [("Cache-Control", "max-age=1")])
-        let r = try send(s, HTTPRequest(url: url)).get()
+        let (r, cache, s) = try sendFor503(storedWith: "max-age=1")
         XCTAssertEqual(r.status, 503)
         XCTAssertEqual(r.cacheStatus, "miss")
-        let kept = cache.lookup(try s.prepare(HTTPRequest(url: url)), policy: .preferCache).stored
-        XCTAssertEqual(kept?.response(for: HTTPRequest(url: url)).body.string, "stored", "the 503 replaced nothing")
+        let request = try s.prepare(HTTPRequest(url: httpbinURL() + "/status/503"))
+        let kept = cache.lookup(request, policy: .preferCache).stored
+        XCTAssertEqual(kept?.response(for: request).body.string, "stored", "the 503 replaced nothing")
     }
 
     func testAStaleEntryAnswersWhenTheServerCannotBeReached() throws {
