@@ -22,7 +22,18 @@ void __tsan_func_exit(void);
 // The one C function Lua calls for every Swift function. Upvalue 1 holds the Swift function
 // pointer. The Swift frame has fully returned before lua_error runs, so no Swift cleanup is
 // ever skipped by the longjmp.
+// Crossings between Lua and Swift on this thread (a host's Lua runs on one thread): calls from
+// Lua into a Swift function, and protected calls from Swift into Lua. Read by core.crossings()
+// so that a test can count what one request costs at the bridge (docs/architecture.md).
+static _Thread_local unsigned long crossings_down, crossings_up;
+
+void lunet_crossings(unsigned long *down, unsigned long *up) {
+    *down = crossings_down;
+    *up = crossings_up;
+}
+
 static int lunet_trampoline(lua_State *L) {
+    crossings_down++;
     lunet_SwiftFunction fn = (lunet_SwiftFunction)lua_touserdata(L, lua_upvalueindex(1));
     int n = fn(L);
     if (n == LUNET_RAISE) {
@@ -105,6 +116,7 @@ static int message_handler(lua_State *L) {
 }
 
 int lunet_pcall(lua_State *L, int nargs, int nresults) {
+    crossings_up++;
     int base = lua_gettop(L) - nargs;   // the function's index
     lua_pushcfunction(L, message_handler);
     lua_insert(L, base);

@@ -2,36 +2,39 @@
 /// request's policy, or a host rule) allows, revalidated with a conditional request when stale,
 /// stored when the answer may be, and collapsed when the same GET is already on the network.
 extension Session {
-    func sendThroughCache(_ request: HTTPRequest, cache: HTTPCache, completion: @escaping Transfer.Completion) -> Transfer {
+    func sendThroughCache(_ request: HTTPRequest, cache: HTTPCache, answeringAtOnce: Bool = false,
+                          completion: @escaping Transfer.Completion) -> Sent {
         let policy = request.cachePolicy ?? .default
         let requestTime = HTTPCache.now()
+        cacheLookups += 1
         switch cache.lookup(request, policy: policy, now: requestTime) {
         case .hit(let stored):
             let r = stored.response(for: request)
             r.cacheStatus = stored.cacheStatus
-            return loop.succeed(request, r, completion: completion)
+            if answeringAtOnce { return .answered(r) }
+            return .started(loop.succeed(request, r, completion: completion))
 
         case .offlineMiss:
             if request.offlineMissResponse {
                 let r = HTTPCache.gatewayTimeout(for: request)
                 r.cacheStatus = "offline"
-                return loop.succeed(request, r, completion: completion)
+                return .started(loop.succeed(request, r, completion: completion))
             }
-            return loop.fail(request, LunetError(.offline, "nothing is stored for this request, and only_if_cached keeps it off the network", url: request.url), completion: completion)
+            return .started(loop.fail(request, LunetError(.offline, "nothing is stored for this request, and only_if_cached keeps it off the network", url: request.url), completion: completion))
 
         case .miss:
-            return fetch(request, cache: cache, policy: policy, requestTime: requestTime, completion: completion)
+            return .started(fetch(request, cache: cache, policy: policy, requestTime: requestTime, completion: completion))
 
         case .stale(let stored, let fields) where stored.mayServeWhileRevalidating:
             revalidateInBackground(request, stored: stored, fields: fields, cache: cache, policy: policy)
             let r = stored.response(for: request)
             r.cacheStatus = "stale"
-            return loop.succeed(request, r, completion: completion)
+            return .started(loop.succeed(request, r, completion: completion))
 
         case .stale(let stored, let fields):
             var conditional = request
             for (name, value) in fields { conditional.headers.set(name, value) }
-            return sendToNetwork(conditional) { [weak self] result in
+            return .started(sendToNetwork(conditional) { [weak self] result in
                 guard let self else { return completion(result) }
                 let responseTime = HTTPCache.now()
                 switch result {
@@ -58,7 +61,7 @@ extension Session {
                 case .failure:
                     completion(result)
                 }
-            }
+            })
         }
     }
 
@@ -66,19 +69,6 @@ extension Session {
     /// the connection, or sent nothing (RFC 9111 §4.2.4, RFC 5861 §4).
     static func unreachable(_ e: LunetError) -> Bool {
         e.connectionLost || [.connect, .dns, .timeout, .offline].contains(e.kind)
-    }
-
-    /// The response the cache gives `request` at once, without a transfer or a turn of the loop:
-    /// a stored response the default policy may serve without validation. nil for anything else
-    /// (no cache, another policy, a miss, a stale entry, a request that cannot be prepared): then
-    /// `send` it, which decides again and counts the outcome (this counts only the hits it serves).
-    public func immediateCachedResponse(_ request: HTTPRequest) -> HTTPResponse? {
-        guard let cache = configuration.cache, request.cachePolicy == nil || request.cachePolicy == .default,
-              let prepared = try? prepare(request),
-              case .hit(let stored) = cache.lookup(prepared, policy: .default, countingOnlyHits: true) else { return nil }
-        let r = stored.response(for: prepared)
-        r.cacheStatus = stored.cacheStatus
-        return r
     }
 
     /// The network, then storage; a GET already on the network is not sent twice.

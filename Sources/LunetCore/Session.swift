@@ -48,6 +48,11 @@ public final class Session {
     /// GETs being revalidated in the background (stale-while-revalidate), by collapsing key.
     var revalidating: Set<String> = []
 
+    /// How often this session prepared a request and looked one up in its cache: the request
+    /// path's own accounting (a test checks that a miss does each once).
+    public private(set) var preparations = 0
+    public internal(set) var cacheLookups = 0
+
     public var runningCount: Int { running.count }
     public var waitingCount: Int { line.count - lineStart }
 
@@ -88,6 +93,7 @@ public final class Session {
     /// The request as it will be sent: URL resolved against the base URL, the session's headers
     /// under the request's own, auth, and the session's options under the request's.
     public func prepare(_ request: HTTPRequest) throws(LunetError) -> HTTPRequest {
+        preparations += 1
         var r = request
         r.url = try resolve(request.url)
         // The request's own fields replace the session's by name (its Authorization, the auth).
@@ -184,21 +190,39 @@ public final class Session {
         }
     }
 
+    /// What `send` did with a request: answered it at once from the cache (only when the caller
+    /// asked for that), or started a transfer whose completion will deliver the outcome.
+    public enum Sent {
+        case answered(HTTPResponse)
+        case started(Transfer)
+    }
+
     /// Prepares and starts `request`. A request that cannot be prepared fails through
     /// `completion` on a later turn, like any other failure.
     /// `configure` sets the transfer up before it starts (a file target, progress, chunks).
     @discardableResult
     public func send(_ request: HTTPRequest, configure: ((Transfer) -> Void)? = nil, completion: @escaping Transfer.Completion) -> Transfer {
+        switch send(request, configure: configure, answeringAtOnce: false, completion: completion) {
+        case .started(let t): return t
+        case .answered: fatalError("unreachable: nothing is answered at once unless asked")
+        }
+    }
+
+    /// `send`, which with `answeringAtOnce` returns a fresh stored response itself instead of
+    /// through `completion` on a later turn: no transfer, no turn of the loop, and `completion`
+    /// is never called. The request is prepared once and looked up once either way.
+    public func send(_ request: HTTPRequest, configure: ((Transfer) -> Void)? = nil, answeringAtOnce: Bool,
+                     completion: @escaping Transfer.Completion) -> Sent {
         let prepared: HTTPRequest
         do {
             prepared = try prepare(request)
         } catch {
-            return loop.fail(request, error, completion: completion)
+            return .started(loop.fail(request, error, completion: completion))
         }
         if let cache = configuration.cache, configure == nil {
-            return sendThroughCache(prepared, cache: cache, completion: completion)
+            return sendThroughCache(prepared, cache: cache, answeringAtOnce: answeringAtOnce, completion: completion)
         }
-        return sendToNetwork(prepared, configure: configure, completion: completion)
+        return .started(sendToNetwork(prepared, configure: configure, completion: completion))
     }
 
     /// Starts `prepared` on the network, within max_concurrent.

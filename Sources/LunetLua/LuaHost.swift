@@ -29,6 +29,7 @@ public final class LuaHost {
         return lastTransferID
     }
     private var drainRef: Int32 = LUA_NOREF
+    private var deliverRef: Int32 = LUA_NOREF
     private var hostRef: Int32 = LUA_NOREF
     public private(set) var isClosed = false
     /// Where errors nobody can catch go (a continuation's error is caught by its task; this is
@@ -94,8 +95,10 @@ public final class LuaHost {
         }
         websocketsByID = [:]
         release(drainRef)
+        release(deliverRef)
         release(hostRef)
         drainRef = LUA_NOREF
+        deliverRef = LUA_NOREF
         hostRef = LUA_NOREF
         loop.runDueWorkHandler = nil
         if ownsState { lua_close(L) }
@@ -175,6 +178,8 @@ public final class LuaHost {
         // The prelude returns what the host drives (drain, start, finish); keep it.
         s.rawField(-1, "drain")
         drainRef = reference()
+        s.rawField(-1, "deliver")
+        deliverRef = reference()
         hostRef = reference()
         s.pop()
     }
@@ -226,6 +231,24 @@ public final class LuaHost {
         lunet_getref(L, ref)
         let n = arguments(s)
         if lunet_pcall(L, n, 0) != LUA_OK {
+            reportError(describeError(at: -1))
+            s.pop()
+        }
+    }
+
+    /// Calls the function in `ref` like `call`, for news from the loop (a completion, a timer):
+    /// through the runtime's deliver, which also runs the work the function made due (resumes,
+    /// continuations) in the same call from Swift, not on a second one.
+    public func deliver(_ ref: Int32, _ arguments: (LuaStack) -> Int32 = { _ in 0 }) {
+        guard !isClosed else { return }
+        guard deliverRef != LUA_NOREF else { return call(ref, arguments) }
+        let L = current
+        let s = LuaStack(L)
+        guard s.ensure(18) else { reportError("the Lua stack is full"); return }
+        lunet_getref(L, deliverRef)
+        lunet_getref(L, ref)
+        let n = arguments(s)
+        if lunet_pcall(L, n + 1, 0) != LUA_OK {
             reportError(describeError(at: -1))
             s.pop()
         }

@@ -240,8 +240,10 @@ end
 
 -- Requests --------------------------------------------------------------------------------
 
--- HAR recorders (http.record): every request's outcome is added to each.
+-- HAR recorders (http.record): every request's outcome is added to each. `recording_epoch`
+-- moves when the list changes, so that sessions rebuild their pipelines (see pipeline_of).
 local recorders = {}
+local recording_epoch = 0
 
 local function record(r_or_err, started, req)
   for _, entry in ipairs(recorders) do
@@ -252,15 +254,24 @@ end
 -- The options of a request made without any (s:get(url)): nothing but the session's own.
 local PLAIN = setmetatable({}, { __newindex = function() error("PLAIN is read-only", 2) end })
 
--- A plain request when nothing is recorded, validated or decoded: the callback captures only
--- the task (each captured local is an allocation per request), and no request table is made.
-local function attempt_plain(session, method, target)
+-- The completion core.send delivers for request task `t`: (response, status, reason, url,
+-- http_version, elapsed) or (nil, error), in one call up.
+local function settle_plain(t)
+  return function(raw, status, reason, u, version, elapsed)
+    if t.state ~= "pending" then return end
+    if raw == nil then task._reject(t, status) else task._resolve(t, response.new(raw, status, reason, u, version, elapsed)) end
+  end
+end
+
+-- The plain path: a session without stages, a request without options, nothing recorded. The
+-- callback captures only the task, and no request table is made. With `at_once`, a response
+-- the cache can give now comes back from the call itself: the response, not a task.
+local function attempt_plain(session, method, target, at_once)
   local t = task.new()
   t.url = target
-  t:_on_cancel_do(core.cancel, core.send_plain(session._core, method, target, session.headers, function(raw, err)
-    if t.state ~= "pending" then return end
-    if err then task._reject(t, err) else task._resolve(t, response.new(raw)) end
-  end))
+  local id, raw, status, reason, u, version, elapsed = core.send(session._core, settle_plain(t), method, target, session.headers, at_once)
+  if not id then return nil, response.new(raw, status, reason, u, version, elapsed) end
+  t:_on_cancel_do(core.cancel, id)
   return t
 end
 
@@ -281,108 +292,90 @@ local function events_consumer(handler, t)
   end
 end
 
--- One attempt: a task of the response (validated and decoded) or of the error.
-local function attempt_async(session, opts, req)
-  if opts == PLAIN and not session._validates and #recorders == 0 and not req._authorized then
-    return attempt_plain(session, req.method, req.url)
+-- Stages ------------------------------------------------------------------------------------
+-- A request goes through the stages its session (and its own options) need, outermost first:
+-- retry, auth (a token the session fetches), wait (for the network), then the transport, which
+-- records (HAR) and validates and decodes (finish) when asked. Each stage is made from the next
+-- one: stage(next) -> function(session, opts, req) -> task. A session composes its pipeline
+-- once, when it is made (and again when recording starts or stops); a request with options of
+-- its own composes one for itself. No stage at all is the plain path (attempt_plain).
+
+-- The transport: one attempt, a task of the response or of the error.
+local function transport(validates, recording)
+  return function(session, opts, req)
+    if not validates and not recording and not req._authorized and opts == PLAIN then
+      return attempt_plain(session, req.method, req.url)
+    end
+    local t = task.new()
+    t.url = req.url
+    -- A recorded request keeps the head libcurl sent (with the jar's Cookie) for the HAR.
+    if recording then req.record_head = true end
+    -- Each attempt (retries send `req` again) gets a consumer for its own task.
+    if req.events_handler then req.on_events = events_consumer(req.events_handler, t) end
+    local started = recording and not opts._unrecorded and require("lunet.har").now() or nil
+    local id = core.send(session._core, function(raw, status, reason, u, version, elapsed)
+      if t.state ~= "pending" then return end
+      if raw == nil then
+        if started then record(status, started, req) end
+        task._reject(t, status)
+        return
+      end
+      local r = response.new(raw, status, reason, u, version, elapsed)
+      if started then record(r, started, req) end
+      if not validates then
+        task._resolve(t, r)   -- nothing to validate or decode: no protected call needed
+        return
+      end
+      local ok, e = pcall(finish, session, opts, r)
+      if ok then task._resolve(t, r) else task._reject(t, e) end
+    end, req)
+    t:_on_cancel_do(core.cancel, id)
+    return t
   end
-  local t = task.new()
-  t.url = req.url
-  -- A recorded request keeps the head libcurl sent (with the jar's Cookie) for the HAR.
-  if #recorders > 0 then req.record_head = true end
-  -- Each attempt (retries send `req` again) gets a consumer for its own task.
-  if req.events_handler then req.on_events = events_consumer(req.events_handler, t) end
-  local started = #recorders > 0 and not opts._unrecorded and require("lunet.har").now() or nil
-  local transfer = core.send(session._core, req, function(raw, err)
-    if t.state ~= "pending" then return end
-    if err then
-      if started then record(err, started, req) end
-      task._reject(t, err)
-      return
-    end
-    local r = response.new(raw)
-    if started then record(r, started, req) end
-    if opts == PLAIN and not session._validates then
-      task._resolve(t, r)   -- nothing to validate or decode: no protected call needed
-      return
-    end
-    local ok, e = pcall(finish, session, opts, r)
-    if ok then task._resolve(t, r) else task._reject(t, e) end
-  end)
-  t:_on_cancel_do(core.cancel, transfer)
-  return t
 end
 
--- An attempt that first waits for a route when the session asks for it (wait_for_network).
-local function send_async(session, opts, req)
-  -- A token the session fetches itself (lunet.auth.token_flow), unless the request has its own.
-  if session._auth_flow and not req._authorized and not has_header(req.headers, "Authorization") then
-    return session._auth_flow:send_async(req, function(authorized) return send_async(session, opts, authorized) end)
+-- A token the session fetches itself (lunet.auth.token_flow), unless the request has its own.
+local function auth_stage(next)
+  return function(session, opts, req)
+    if req._authorized or has_header(req.headers, "Authorization") then return next(session, opts, req) end
+    return session._auth_flow:send_async(req, function(authorized) return next(session, opts, authorized) end)
   end
-  local wait = opts.wait_for_network
-  if wait == nil then wait = session._wait_for_network end
-  if wait and not require("lunet.net").online() then
-    local waiting = require("lunet.net").wait_online()
+end
+
+-- Waits for a route first when there is none (wait_for_network).
+local function wait_stage(next)
+  return function(session, opts, req)
+    local net = require "lunet.net"
+    if net.online() then return next(session, opts, req) end
+    local waiting = net.wait_online()
     local inner
-    local t = waiting:next(function() inner = attempt_async(session, opts, req); return inner end)
+    local t = waiting:next(function() inner = next(session, opts, req); return inner end)
     t.url = req.url
     t:_on_cancel_do(function() waiting:cancel(); if inner then inner:cancel() end end)
     return t
   end
-  return attempt_async(session, opts, req)
 end
 
---- Starts a request; a task of its response. With a retry policy (the session's or the
---- request's), failed attempts are tried again as retry_policy decides; `r.attempts` (or
---- `err.attempts`) lists every attempt: { status =, error =, delay = }.
-local start
-function Session:request_async(opts)
-  if type(opts) ~= "table" then errors.argument(1, "request", "options table expected, got " .. type(opts)) end
-  check_options(opts, REQUEST_OPTIONS, "the request")
-  if type(opts.url) ~= "string" then errors.argument(1, "request", "a url string is needed, got " .. type(opts.url)) end
-  -- { stream = true }: the response as soon as its head is in, its body through r:chunks().
-  if opts.stream then return require("lunet.body_stream").start(self, opts, Session.request_async) end
-  return start(self, opts, build(self, opts))
-end
-
--- What build() makes of { method = METHOD, url = target } and nothing else, made directly:
--- the common s:get(url) skips checking, copying and building options it does not have.
-local function plain_async(session, method, target)
-  -- What start() would do for it, when there is no retry policy and no network to wait for.
-  if not session._retry and not session._wait_for_network and not session._validates and #recorders == 0
-    and not session._auth_flow then
-    remember_url(target)
-    return attempt_plain(session, method, target)
-  end
-  return start(session, PLAIN,
-    { method = method, url = target, session_headers = session.headers })
-end
-
--- Sends a built request, with the session's or the request's retry policy and cancel token.
-function start(self, opts, req)
-  remember_url(req.url)
-  local retry = opts.retry
-  if retry == nil then retry = self._retry end
-  local outer
-  if not retry then
-    outer = send_async(self, opts, req)
-  else
-    if retry == true then retry = {} end
-    outer = task.new()
+-- Failed attempts tried again as retry_policy decides; `r.attempts` (or `err.attempts`) lists
+-- every attempt: { status =, error =, delay = }.
+local function retry_stage(policy, next)
+  if policy == true then policy = {} end
+  return function(session, opts, req)
+    local outer = task.new()
     outer.url = req.url
     local attempts, current = {}, nil
     local function try(n)
-      current = send_async(self, opts, req)
+      current = next(session, opts, req)
       current:continue(function(t)
         if outer.state ~= "pending" then return end
         if t.state == "cancelled" then task._cancel(outer); return end
         local err = t.state == "failed" and t.error or nil
         local r = t.state == "done" and t.result or (type(err) == "table" and err.response or nil)
-        local record = { status = r and r.status, error = type(err) == "table" and err.kind or err }
-        attempts[#attempts + 1] = record
-        local d = require("lunet.retry_policy").decide(retry, n, type(err) == "table" and err or nil, r, req.method)
+        local entry = { status = r and r.status, error = type(err) == "table" and err.kind or err }
+        attempts[#attempts + 1] = entry
+        local d = require("lunet.retry_policy").decide(policy, n, type(err) == "table" and err or nil, r, req.method)
         if d.retry then
-          record.delay = d.delay
+          entry.delay = d.delay
           current = task.delay(d.delay):next(function() try(n + 1) end)
         elseif err then
           if type(err) == "table" then err.attempts = attempts end
@@ -395,16 +388,78 @@ function start(self, opts, req)
     end
     outer:_on_cancel_do(function() if current then current:cancel() end end)
     try(1)
+    return outer
   end
+end
+
+-- An option of the request's own, else the session's.
+local function option(opts, session, name, session_field)
+  local v = opts[name]
+  if v == nil then v = session[session_field] end
+  return v
+end
+
+-- The composed stages for `session` and a request's `opts` (PLAIN: none of its own), and the
+-- names of the stages in order; nil when there is no stage (the plain path).
+local function compose(session, opts)
+  local validates = opts ~= PLAIN or session._response_serializer ~= nil
+    or session._accept_status ~= nil or session._accept_types ~= nil
+  local recording = #recorders > 0
+  local retry = option(opts, session, "retry", "_retry")
+  local wait = option(opts, session, "wait_for_network", "_wait_for_network")
+  local auth = session._auth_flow ~= nil
+  if not (validates or recording or retry or wait or auth) then return nil end
+  local names = {}
+  local send = transport(validates, recording)
+  names[1] = (recording and "record+" or "") .. (validates and "validate+" or "") .. "transport"
+  if wait then send = wait_stage(send); table.insert(names, 1, "wait") end
+  if auth then send = auth_stage(send); table.insert(names, 1, "auth") end
+  if retry then send = retry_stage(retry, send); table.insert(names, 1, "retry") end
+  return send, names
+end
+
+-- The session's own pipeline (for requests without options), made again only when recording
+-- starts or stops. nil: the plain path.
+local function pipeline_of(session)
+  if session._pipeline_epoch ~= recording_epoch then
+    session._pipeline, session._stages = compose(session, PLAIN)
+    session._pipeline_epoch = recording_epoch
+  end
+  return session._pipeline
+end
+http._stages_of = function(session) pipeline_of(session); return session._stages or {} end
+
+-- Sends a built request through its stages, with the request's cancel token.
+local start
+local function plain_async(session, method, target)
+  local send = pipeline_of(session)
+  remember_url(target)
+  if not send then return attempt_plain(session, method, target) end
+  return send(session, PLAIN, { method = method, url = target, session_headers = session.headers })
+end
+
+function start(self, opts, req)
+  remember_url(req.url)
+  local send = compose(self, opts)
+  local outer = send and send(self, opts, req) or attempt_plain(self, req.method, req.url)
   if opts.cancel then opts.cancel:_add(outer) end
   return outer
+end
+
+--- Starts a request; a task of its response. With a retry policy (the session's or the
+--- request's), failed attempts are tried again as retry_policy decides.
+function Session:request_async(opts)
+  if type(opts) ~= "table" then errors.argument(1, "request", "options table expected, got " .. type(opts)) end
+  check_options(opts, REQUEST_OPTIONS, "the request")
+  if type(opts.url) ~= "string" then errors.argument(1, "request", "a url string is needed, got " .. type(opts.url)) end
+  -- { stream = true }: the response as soon as its head is in, its body through r:chunks().
+  if opts.stream then return require("lunet.body_stream").start(self, opts, Session.request_async) end
+  return start(self, opts, build(self, opts))
 end
 
 function Session:request(opts)
   return self:request_async(opts):await()
 end
-
-local NO_OPTIONS = {}
 
 for _, verb in ipairs(VERBS) do
   local METHOD = string.upper(verb)
@@ -419,18 +474,18 @@ for _, verb in ipairs(VERBS) do
     o.method, o.url = METHOD, target
     return self:request_async(o)
   end
-  local cacheable = METHOD == "GET" or METHOD == "HEAD"
+  local at_once = METHOD == "GET" or METHOD == "HEAD"
   local async = Session[verb .. "_async"]
   Session[verb] = function(self, target, opts)
-    -- A plain GET or HEAD on a session with a cache may be answered from it at once: no task,
-    -- no transfer, no turn of the loop. Anything the cache cannot serve as it stands (a miss,
-    -- a stale entry) takes the usual way below, which decides again.
-    if cacheable and opts == nil and self._immediate and #recorders == 0 and type(target) == "string" then
-      local raw = core.cached_response(self._core, METHOD, target, self.headers)
-      if raw then
-        remember_url(target)
-        return finish(self, NO_OPTIONS, response.new(raw))
-      end
+    -- A plain GET or HEAD on the plain path may be answered from the session's cache in the
+    -- call that sends it: no task, no transfer, no turn of the loop. Anything else (a miss, a
+    -- stale entry) is on its way in the same call, prepared and looked up once.
+    if at_once and opts == nil and type(target) == "string" and getmetatable(self) == Session
+      and not pipeline_of(self) then
+      remember_url(target)
+      local t, r = attempt_plain(self, METHOD, target, true)
+      if r then return r end
+      return t:await()
     end
     return async(self, target, opts):await()
   end
@@ -491,11 +546,7 @@ local function make_session(opts, parent, implicit)
   s._accept_types = opts.accept_types
   s._retry = opts.retry
   s._wait_for_network = opts.wait_for_network
-  -- Plain requests may be answered from the cache without a task (Session[verb]); not when
-  -- each attempt is recorded (retry: r.attempts) or the network must be waited for first.
-  s._immediate = cfg.cache ~= nil and not opts.retry and not opts.wait_for_network and not auth_flow
-  -- Whether finish() has anything to do for a plain request: validation or a serializer.
-  s._validates = s._accept_status ~= nil or s._accept_types ~= nil or s._response_serializer ~= nil
+  pipeline_of(s)
   return s
 end
 
@@ -624,10 +675,12 @@ function http.record(path, opts)
   if type(path) ~= "string" then errors.argument(1, "record", "a file path expected, got " .. type(path)) end
   local entry = { recorder = require("lunet.har").new(), path = path, opts = opts or {} }
   recorders[#recorders + 1] = entry
+  recording_epoch = recording_epoch + 1
   return {
     save = function() return entry.recorder:write(entry.path, entry.opts) end,
     stop = function()
       for i, e in ipairs(recorders) do if e == entry then table.remove(recorders, i) break end end
+      recording_epoch = recording_epoch + 1
       return entry.recorder:write(entry.path, entry.opts)
     end,
   }

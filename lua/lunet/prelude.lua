@@ -63,6 +63,7 @@ host.builtins = {}
 for k in pairs(_G) do host.builtins[k] = true end
 for k in pairs(LAZY) do host.builtins[k] = true end
 host.drain = runtime.drain
+host.deliver = runtime.deliver
 host.start = task._start
 
 --- For front ends: cancels a task (and what it waits for).

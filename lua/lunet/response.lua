@@ -124,8 +124,8 @@ function M.streaming(status, flat, url, st)
                         reason = "", http_version = "" }, Response)
 end
 
-function M.new(raw)
-  local status, reason, url, version, elapsed = core.response_meta(raw)
+--- A response object from what core.send delivers: the core's response and its head.
+function M.new(raw, status, reason, url, version, elapsed)
   return setmetatable({ _raw = raw, status = status, reason = reason, url = url,
                         http_version = version, elapsed = elapsed }, Response)
 end

@@ -17,10 +17,14 @@ M.AWAIT = AWAIT
 
 -- The run queue: continuations and resumes, run one at a time in the order they were queued.
 local fns, args, head, tail = {}, {}, 1, 0
+-- Above 0 while M.deliver or M.drain runs: what is queued then runs before they return, so the
+-- loop need not be told (core.wake would be a crossing into Swift for nothing).
+local busy = 0
 
---- Queues fn(arg) to run on a later turn of the loop.
+--- Queues fn(arg) to run on a later turn of the loop (or at the end of the delivery or drain
+--- running now).
 function M.defer(fn, arg)
-  if head > tail then core.wake() end
+  if head > tail and busy == 0 then core.wake() end
   tail = tail + 1
   fns[tail], args[tail] = fn, arg
 end
@@ -43,12 +47,30 @@ end
 --- raise anyway (a host defect), it is printed, never lost, and the rest of the queue still
 --- runs. One pcall around the loop, not one per item: this is the tasks' hot path.
 function M.drain()
+  busy = busy + 1
   while true do
     local ok, err = pcall(run_queue)
     if ok then break end
     stderr:write("lunet: internal error in queued work: ", tostring(err), "\n")
   end
   head, tail = 1, 0
+  busy = busy - 1
+end
+
+local function with_traceback(e)
+  if type(e) == "string" then return debug.traceback(e, 2) end
+  return e
+end
+
+--- How the loop calls Lua with news (a transfer's completion, a timer): fn(...), then the work
+--- it queued (the continuations and the coroutine resumes it made due), in this one call from
+--- Swift instead of a second one. An error of fn is raised after the queue ran.
+function M.deliver(fn, ...)
+  busy = busy + 1
+  local ok, err = xpcall(fn, with_traceback, ...)
+  busy = busy - 1
+  if head <= tail then M.drain() end
+  if not ok then error(err, 0) end
 end
 
 local yield, isyieldable, step = coroutine.yield, coroutine.isyieldable, core.step

@@ -46,6 +46,9 @@ void lunet_set_noenv(lua_State *L);
 /// lua_pcall with a message handler that appends a traceback to string errors. The handler
 /// leaves non-string error values alone (tables, error objects) so callers can inspect them.
 int lunet_pcall(lua_State *L, int nargs, int nresults);
+/// The calls from Lua into Swift functions (down) and from Swift into Lua (up, lunet_pcall)
+/// made on this thread so far.
+void lunet_crossings(unsigned long *down, unsigned long *up);
 /// luaL_loadbufferx (never raises).
 int lunet_loadbuffer(lua_State *L, const char *buf, size_t len, const char *chunkname, const char *mode);
 /// Interrupting a runaway line at the prompt: arm a count hook on a thread (coroutines made

@@ -145,14 +145,12 @@ public final class HTTPCache: @unchecked Sendable {
     static let bypassFields = ["If-None-Match", "If-Modified-Since", "If-Match", "If-Unmodified-Since", "If-Range"]
 
     /// What to do with `request` (a prepared request: absolute URL, every field it will carry).
-    /// `now`: the wall clock. `countingOnlyHits`: a probe that is followed by a full lookup when
-    /// it finds no hit, so that only its hits count in `stats()`.
-    public func lookup(_ request: HTTPRequest, policy: CachePolicy = .default, now: Double = HTTPCache.now(),
-                       countingOnlyHits: Bool = false) -> CacheDecision {
+    /// `now`: the wall clock.
+    public func lookup(_ request: HTTPRequest, policy: CachePolicy = .default, now: Double = HTTPCache.now()) -> CacheDecision {
         let q = CacheRules.requestCacheControl(request.headers)
         let offline = policy == .onlyIfCached || q.onlyIfCached
         func nothing() -> CacheDecision {
-            if !countingOnlyHits { count(\.misses) }
+            count(\.misses)
             return offline ? .offlineMiss : .miss
         }
         let method = request.method == "GET" ? "GET" : request.method.uppercased()
@@ -186,7 +184,7 @@ public final class HTTPCache: @unchecked Sendable {
                 return .hit(stored)
             }
             if q.onlyIfCached { return nothing() }
-            if !countingOnlyHits { count(\.validations) }
+            count(\.validations)
             var stale = stored
             if rule == nil {
                 let cc = entry.facts.control

@@ -14,12 +14,11 @@ enum CoreModule {
             ("timer", timer), ("timer_cancel", timerCancel),
             ("session_new", SessionBinding.new), ("session_derive", SessionBinding.derive),
             ("session_cookies", SessionBinding.cookies), ("session_add_cookie", SessionBinding.addCookie), ("session_save_cookies", SessionBinding.saveCookies),
-            ("send", TransferBinding.send), ("send_plain", TransferBinding.sendPlain), ("cancel", TransferBinding.cancel),
+            ("send", TransferBinding.send), ("cancel", TransferBinding.cancel), ("crossings", crossings), ("session_counters", SessionBinding.counters),
             ("events_done", TransferBinding.eventsDone), ("deadline", deadline), ("limits", limits), ("transfer_head", TransferBinding.transferHead),
             ("websocket_open", WebSocketBinding.open), ("websocket_send", WebSocketBinding.send),
             ("websocket_close", WebSocketBinding.close), ("websocket_pause", WebSocketBinding.pause),
-            ("cached_response", TransferBinding.cachedResponse),
-            ("response_meta", ResponseBinding.meta), ("response_timings", ResponseBinding.timings),
+            ("response_timings", ResponseBinding.timings),
             ("response_connections", ResponseBinding.connections), ("response_headers", ResponseBinding.headers),
             ("response_trailers", ResponseBinding.trailers),
             ("response_body", ResponseBinding.body), ("response_text", ResponseBinding.text),
@@ -49,6 +48,17 @@ enum CoreModule {
     static let curlPreloadWait: lunet_SwiftFunction = { _ in
         lunet_curl_preload_wait()
         return 0
+    }
+
+    /// core.crossings() -> down, up: the calls from Lua into Swift and from Swift into Lua made
+    /// on this thread so far (this call included), for tests that count a request's path.
+    static let crossings: lunet_SwiftFunction = { L in
+        var down: UInt = 0, up: UInt = 0
+        lunet_crossings(&down, &up)
+        let s = LuaStack(L!)
+        s.push(Int(down))
+        s.push(Int(up))
+        return 2
     }
 
     /// The Lua run queue went from empty to not empty: the loop must not block before draining.

@@ -12,17 +12,18 @@ enum ResponseBinding {
         LuaUserdata.get(L, 1, HTTPResponse.self, metatable: metatable)
     }
 
-    /// status, reason, url, http_version, elapsed: what every response object starts with.
-    static let meta: lunet_SwiftFunction = { L in
-        let L = L!
-        guard let r = response(L, "meta") else { return LuaErrorObject.badArgument(L, 1, "response_meta", "response expected") }
+    /// Pushes a response as Lua's response.new takes it: the response itself (what the lazy
+    /// fields read), then status, reason, url, http_version and elapsed, what every response
+    /// object starts with. Returns the count, 6: one call up carries the whole head.
+    static func push(_ L: OpaquePointer, _ r: HTTPResponse) -> Int32 {
+        LuaUserdata.push(L, r, metatable: metatable)
         let s = LuaStack(L)
         s.push(r.status)
         s.push(r.reason)
         s.push(r.url)
         s.push(r.httpVersion)
         s.push(r.elapsed)
-        return 5
+        return 6
     }
 
     /// { dns, connect, tls, ttfb, total }, seconds from the start of the transfer.

@@ -48,6 +48,19 @@ enum SessionBinding {
         }
     }
 
+    /// core.session_counters(session) -> preparations, cache lookups: the request path's own
+    /// accounting (Session.preparations, Session.cacheLookups), for tests that count it.
+    static let counters: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let session = LuaUserdata.get(L, 1, Session.self, metatable: metatable) else {
+            return LuaErrorObject.badArgument(L, 1, "session_counters", "session expected")
+        }
+        let s = LuaStack(L)
+        s.push(session.preparations)
+        s.push(session.cacheLookups)
+        return 2
+    }
+
     static let cookies: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)

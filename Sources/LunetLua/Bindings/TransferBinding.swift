@@ -2,18 +2,37 @@ import CLunetLua
 import LunetLuaStack
 import LunetCore
 
-/// core.send(session, request, callback) -> transfer id, and core.cancel(transfer id).
-/// The callback runs on the loop with (response) or (nil, error object).
+/// core.send: the one way a request goes from Lua into the core (see `send`), core.cancel and
+/// core.events_done for a transfer under way, core.transfer_head for a stream's head.
 enum TransferBinding {
 
+    /// core.send(session, callback, method, url, session_headers[, answer_at_once]) for a plain
+    /// request (a method, a URL and the session's headers: `s:get(url)`, no table to make and
+    /// read), or core.send(session, callback, request) with the table http.lua's build makes.
+    /// Returns the transfer's number; callback(response, status, reason, url, http_version,
+    /// elapsed) or callback(nil, error) runs once, later, through the runtime's deliver. With
+    /// answer_at_once, a response the session's cache can give now is returned instead, as
+    /// nil, response, status, reason, url, http_version, elapsed, and the callback never runs:
+    /// either way the request is prepared and looked up once.
     static let send: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
         guard let session = LuaUserdata.get(L, 1, Session.self, metatable: SessionBinding.metatable) else {
             return LuaErrorObject.badArgument(L, 1, "send", "session expected, got \(s.typeName(1))")
         }
-        guard s.type(2) == LUA_TTABLE else { return LuaErrorObject.badArgument(L, 2, "send", "request table expected") }
-        guard s.type(3) == LUA_TFUNCTION else { return LuaErrorObject.badArgument(L, 3, "send", "function expected") }
+        guard s.type(2) == LUA_TFUNCTION else { return LuaErrorObject.badArgument(L, 2, "send", "function expected") }
+        if s.type(3) == LUA_TTABLE { return sendTable(L, session) }
+        guard let method = s.string(3), let url = s.string(4) else {
+            return LuaErrorObject.badArgument(L, 3, "send", "a request table, or method and url strings expected")
+        }
+        var request = HTTPRequest(method: method.uppercased(), url: url)
+        if s.type(5) == LUA_TTABLE { (request.headers, request.removedHeaders) = readHeaders(L, 5) }
+        return begin(L, LuaHost.from(L).newTransferID(), session, request, events: LUA_NOREF, configure: nil, answeringAtOnce: s.bool(6))
+    }
+
+    /// core.send with a request table (argument 3).
+    private static func sendTable(_ L: OpaquePointer, _ session: Session) -> Int32 {
+        let s = LuaStack(L)
         // One pass over the request's fields, reading only those it has: a plain GET's table
         // holds four, and looking up each of the ~30 possible names costs more than the pass.
         var url: String?
@@ -31,7 +50,7 @@ enum TransferBinding {
         var hasEvents = false
         var options = TransferOptions()
         var anyOption = false
-        s.forEach(2) {
+        s.forEach(3) {
             guard s.type(-2) == LUA_TSTRING, let key = s.string(-2) else { return }
             switch key {
             case "url": url = s.string(-1)
@@ -85,14 +104,12 @@ enum TransferBinding {
 
         let host = LuaHost.from(L)
         let id = host.newTransferID()
-        s.pushValue(3)
-        let callback = host.reference(from: L)
         // on_events(downloaded, download_total, uploaded, upload_total, chunks, transfer id): when
         // progress or chunks wait, and never again before core.events_done(transfer id) says
         // the call before is through (Transfer.consumerFinished).
         var events: Int32 = LUA_NOREF
         if hasEvents {
-            s.rawField(2, "on_events")
+            s.rawField(3, "on_events")
             events = host.reference(from: L)   // takes the function off the stack
         }
         let eventsRef = events
@@ -120,52 +137,23 @@ enum TransferBinding {
         }
         // Only a transfer with something to set up skips the cache (downloads, progress, chunks).
         let needsSetup = target != nil || wantsProgress || stream || eventsRef != LUA_NOREF
-        return begin(L, id, session, request, callback: callback, events: eventsRef, configure: needsSetup ? configure : nil)
+        return begin(L, id, session, request, events: eventsRef, configure: needsSetup ? configure : nil, answeringAtOnce: false)
     }
 
-    /// core.send_plain(session, method, url, session_headers, callback) -> transfer id: core.send
-    /// for a request of a method, a URL and the session's headers only (a plain `s:get(url)`),
-    /// without a request table to make and read.
-    static let sendPlain: lunet_SwiftFunction = { L in
-        let L = L!
-        let s = LuaStack(L)
-        guard s.type(5) == LUA_TFUNCTION else { return LuaErrorObject.badArgument(L, 5, "send_plain", "function expected") }
-        guard let (session, request) = plainRequest(L, "send_plain") else { return LUNET_RAISE }
+    /// Sends `request` for core.send (the callback is argument 2). Pushes the transfer's number
+    /// (1 result), or what the cache answered at once (7 results, see `send`).
+    private static func begin(_ L: OpaquePointer, _ id: Int, _ session: Session, _ request: HTTPRequest, events eventsRef: Int32,
+                              configure: ((Transfer) -> Void)?, answeringAtOnce: Bool) -> Int32 {
         let host = LuaHost.from(L)
-        s.pushValue(5)
-        return begin(L, host.newTransferID(), session, request, callback: host.reference(from: L), events: LUA_NOREF, configure: nil)
-    }
-
-    /// The arguments core.send_plain and core.cached_response share, (session, method, url,
-    /// session_headers), as the session and its request; nil after pushing the argument error.
-    private static func plainRequest(_ L: OpaquePointer, _ function: String) -> (Session, HTTPRequest)? {
-        let s = LuaStack(L)
-        guard let session = LuaUserdata.get(L, 1, Session.self, metatable: SessionBinding.metatable) else {
-            _ = LuaErrorObject.badArgument(L, 1, function, "session expected, got \(s.typeName(1))")
-            return nil
-        }
-        guard let method = s.string(2), let url = s.string(3) else {
-            _ = LuaErrorObject.badArgument(L, 2, function, "method and url strings expected")
-            return nil
-        }
-        var request = HTTPRequest(method: method.uppercased(), url: url)
-        if s.type(4) == LUA_TTABLE { (request.headers, request.removedHeaders) = readHeaders(L, 4) }
-        return (session, request)
-    }
-
-    /// Sends `request`; `callback` (a registry reference, released after it runs) gets the
-    /// response or the error. Pushes the transfer's number and returns 1.
-    private static func begin(_ L: OpaquePointer, _ id: Int, _ session: Session, _ request: HTTPRequest, callback: Int32, events eventsRef: Int32,
-                              configure: ((Transfer) -> Void)?) -> Int32 {
-        let host = LuaHost.from(L)
-        let transfer = session.send(request, configure: configure) { [unowned host] result in
+        // The callback's reference is taken when a transfer is started, not for an answer at once.
+        var callback: Int32 = LUA_NOREF
+        let sent = session.send(request, configure: configure, answeringAtOnce: answeringAtOnce) { [unowned host] result in
             host.transfersByID[id] = nil
             defer { host.release(callback); host.release(eventsRef) }
-            host.call(callback) { s in
+            host.deliver(callback) { s in
                 switch result {
                 case .success(let response):
-                    LuaUserdata.push(s.L, response, metatable: ResponseBinding.metatable)
-                    return 1
+                    return ResponseBinding.push(s.L, response)
                 case .failure(let error):
                     s.pushNil()
                     LuaErrorObject.push(s.L, error)
@@ -173,23 +161,21 @@ enum TransferBinding {
                 }
             }
         }
-        // Every outcome, failures included, reaches the callback on a later turn, which unlists
-        // the transfer; one already finished would never be unlisted.
-        if transfer.state != .finished { host.transfersByID[id] = transfer }
-        LuaStack(L).push(id)
-        return 1
-    }
-
-    /// core.cached_response(session, method, url, session_headers) -> response | nothing.
-    /// What the session's cache can answer at once (`Session.immediateCachedResponse`): http.lua
-    /// asks before it builds a task for a plain request, so a fresh hit costs no transfer, no
-    /// task and no turn of the loop. Nothing means: send the request as usual.
-    static let cachedResponse: lunet_SwiftFunction = { L in
-        let L = L!
-        guard let (session, request) = plainRequest(L, "cached_response") else { return LUNET_RAISE }
-        guard let response = session.immediateCachedResponse(request) else { return 0 }
-        LuaUserdata.push(L, response, metatable: ResponseBinding.metatable)
-        return 1
+        let s = LuaStack(L)
+        switch sent {
+        case .answered(let response):
+            host.release(eventsRef)
+            s.pushNil()
+            return 1 + ResponseBinding.push(L, response)
+        case .started(let transfer):
+            s.pushValue(2)
+            callback = host.reference(from: L)
+            // Every outcome, failures included, reaches the callback on a later turn, which
+            // unlists the transfer; one already finished would never be unlisted.
+            if transfer.state != .finished { host.transfersByID[id] = transfer }
+            s.push(id)
+            return 1
+        }
     }
 
     /// The transfer whose number is argument 1: .found, .gone (finished or unknown: nothing to
