@@ -54,6 +54,38 @@ final class SessionCacheTests: XCTestCase {
         return all.filter { $0.count > 4 && $0[3] == uri }.map { (String($0[2]), String($0[4])) }
     }
 
+    // MARK: answering at once
+
+    func testAFreshEntryIsAnsweredAtOnceWhenAskedWithoutCallingTheCompletion() {
+        let cache = HTTPCache()
+        let s = cachedSession(cache)
+        let url = nginx + unique("/small.txt")
+        storeAged(cache, url, age: 1, [("Cache-Control", "max-age=600")])
+        var called = false
+        let sent = s.send(HTTPRequest(url: url), answeringAtOnce: true) { _ in called = true }
+        guard case .answered(let r) = sent else { return XCTFail("a fresh entry was not answered at once: \(sent)") }
+        XCTAssertEqual(r.body.string, "stored")
+        XCTAssertEqual(r.cacheStatus, "hit")
+        XCTAssertEqual(s.preparations, 1)
+        XCTAssertEqual(s.cacheLookups, 1)
+        s.loop.runOnce(wait: false)
+        XCTAssertFalse(called, "an answer given at once never reaches the completion too")
+    }
+
+    func testAMissAskedToAnswerAtOnceStartsTheTransferHavingPreparedAndLookedUpOnce() throws {
+        let s = cachedSession(HTTPCache())
+        var outcome: Result<HTTPResponse, LunetError>?
+        let sent = s.send(HTTPRequest(url: nginx + unique("/small.txt")), answeringAtOnce: true) { outcome = $0 }
+        guard case .started = sent else { return XCTFail("a miss was answered at once") }
+        s.loop.run { outcome != nil }
+        XCTAssertEqual(try outcome?.get().status, 200)
+        XCTAssertEqual(s.preparations, 1, "prepared once")
+        XCTAssertEqual(s.cacheLookups, 1, "looked up once")
+        XCTAssertEqual(cache(of: s).stats().misses, 1)
+    }
+
+    func cache(of s: Session) -> HTTPCache { s.configuration.cache! }
+
     // MARK: 304
 
     func testA304RefreshesTheStoredEntryAndServesItsBody() throws {

@@ -71,3 +71,32 @@ test("a cache miss prepares once and looks up once; a fresh hit answers in the o
   eq(down, 1, "a hit is answered by the call down")
   eq(up, 0, "nothing comes up for it")
 end)
+
+test("a session composes its stages once, in order; none is the plain path", function()
+  eq(#http._stages_of(http.session{}), 0, "a session without options has no stage")
+  eq(table.concat(http._stages_of(http.session{ retry = true, wait_for_network = true, accept_status = "2xx" }), ","),
+    "retry,wait,validate+transport", "retry outside waiting outside the checked transport")
+  local s = http.session{ response = "json" }
+  eq(table.concat(http._stages_of(s), ","), "validate+transport", "a response serializer is a stage")
+  local plain = http.session{}
+  local har = os.tmpname()
+  local rec = http.record(har)
+  eq(table.concat(http._stages_of(plain), ","), "record+transport", "recording adds a stage to every session")
+  rec.stop()
+  os.remove(har)
+  eq(#http._stages_of(plain), 0, "and takes it away when it stops")
+end)
+
+test("a plain GET on a session with stages still goes through them", function()
+  local s = http.session{ base_url = BIN, accept_status = "2xx" }
+  local ok, e = pcall(s.get, s, "/status/404")
+  eq(ok, false, "validated")
+  eq(e.kind, "status", "by the validate stage")
+end)
+
+test("a timer's news comes up in one call: task.sleep wakes its coroutine without a second", function()
+  task.sleep(0)
+  local down, up = crossed(function() task.sleep(0.001) end)
+  eq(down, 1, "the timer set (core.timer)")
+  eq(up, 1, "the timer fired and the sleeper resumed in the same call up")
+end)

@@ -120,7 +120,7 @@ enum CoreModule {
         let firedOrDropped: (Bool) -> Void = { [unowned host] fired in
             handle.id = nil
             handle.release = nil
-            if fired { host.call(ref) }
+            if fired { host.deliver(ref) }
             host.release(ref)
         }
         handle.id = s.bool(3) ? host.loop.addBackgroundTimer(after: seconds, firedOrDropped: firedOrDropped)
