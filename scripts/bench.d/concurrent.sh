@@ -8,6 +8,8 @@
 # requests/s is shown. Goals (issue 17): lunet's CPU per request at most 1.4x the libcurl floor's,
 # its requests/s at least 0.6x wrk's; and at least 2x curl --parallel's requests/s.
 #   BENCH_CONCURRENT_REQUESTS=N  requests per client (default: what lunet does in ~4 s, from a probe)
+#   BENCH_BEFORE=path            another lunet binary (an earlier build) run beside this one in
+#                                the same rounds, for a before/after figure of a change
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_init concurrent
@@ -122,6 +124,10 @@ awk -v n="$CONC_N" -v u="$URL" 'BEGIN { for (i = 0; i < n; i++) printf "url = \"
 for ((round = 0; round < CONC_REPEAT; round++)); do
   conc_once lunet_spawn lua "$LUNET" "$HERE/concurrent.lua" "$URL" "$CONC_N" "$CONC_WORKERS" spawn
   conc_once lunet_async lua "$LUNET" "$HERE/concurrent.lua" "$URL" "$CONC_N" "$CONC_WORKERS" async
+  if [[ -n ${BENCH_BEFORE:-} ]]; then
+    conc_once before_spawn lua "$BENCH_BEFORE" "$HERE/concurrent.lua" "$URL" "$CONC_N" "$CONC_WORKERS" spawn
+    conc_once before_async lua "$BENCH_BEFORE" "$HERE/concurrent.lua" "$URL" "$CONC_N" "$CONC_WORKERS" async
+  fi
   [[ $HAVE_FLOOR == 1 ]] && conc_once floor lua "$TMP/curl_floor_concurrent" "$URL" "$CONC_N" "$CONC_WORKERS"
   have wrk && conc_once wrk wrk wrk -t1 -c"$CONC_WORKERS" -d"${CONC_WRK_SECONDS}s" "$URL"
   conc_once curl curl curl -s --no-progress-meter --parallel --parallel-max "$CONC_WORKERS" -w '%{http_code}\n' --config "$TMP/curl.conf"
@@ -129,6 +135,8 @@ done
 rm -f "$TMP/curl.conf"
 conc_pick lunet_spawn "lunet: $CONC_WORKERS task.spawn workers looping s:get(URL) on one session (scripts/bench.d/concurrent.lua)"
 conc_pick lunet_async "lunet: s:get_async(URL) with a window of $CONC_WORKERS, one session (scripts/bench.d/concurrent.lua)"
+conc_pick before_spawn "lunet before ($BENCH_BEFORE): task.spawn workers"
+conc_pick before_async "lunet before ($BENCH_BEFORE): s:get_async window"
 conc_pick floor "C + libcurl multi, $CONC_WORKERS handles reset and re-added per request (scripts/bench.d/curl_floor_concurrent.c): the floor"
 conc_pick wrk "wrk -t1 -c$CONC_WORKERS -d${CONC_WRK_SECONDS}s (C, $CONC_WORKERS connections)"
 conc_pick curl "curl --parallel --parallel-max $CONC_WORKERS, $CONC_N URLs from a --config file"
@@ -143,6 +151,8 @@ for k in "${D_ROWS[@]}"; do
   case $k in
   lunet_spawn) l="lunet: $CONC_WORKERS task.spawn workers, s:get" ;;
   lunet_async) l="lunet: s:get_async, a window of $CONC_WORKERS" ;;
+  before_spawn) l="lunet before (BENCH_BEFORE): spawn" ;;
+  before_async) l="lunet before (BENCH_BEFORE): async" ;;
   floor) l="C + libcurl multi (libcurl's floor)" ;;
   wrk) l="wrk -t1 -c$CONC_WORKERS -d${CONC_WRK_SECONDS}s (C, ${D_N[wrk]} reqs)" ;;
   curl) l="curl --parallel --parallel-max $CONC_WORKERS" ;;
@@ -158,6 +168,11 @@ for k in lunet_spawn lunet_async; do
   ratio_goal "lunet $l/curl --parallel req/s" "${D_RPS[$k]:-}" "${D_RPS[curl]:-}" '>=' 2 "$spoiled"
   if [[ -n ${D_CPU[$k]:-} && ${D_CPU[$k]} != - && -n ${D_CPU[wrk]:-} && ${D_CPU[wrk]} != - ]]; then
     printf '    %-56s %s\n' "lunet $l/wrk CPU per request = $(calc '%.2f' "${D_CPU[$k]} / ${D_CPU[wrk]}")x" "(no goal: issue 17 measures CPU against the floor)"
+  fi
+done
+for k in spawn async; do
+  if [[ -n ${D_CPU[before_$k]:-} && ${D_CPU[before_$k]} != - && -n ${D_CPU[lunet_$k]:-} && ${D_CPU[lunet_$k]} != - ]]; then
+    printf '    %-56s %s\n' "lunet $k CPU per request, this build/BENCH_BEFORE = $(calc '%.2f' "${D_CPU[lunet_$k]} / ${D_CPU[before_$k]}")x" "(no goal: a change's before and after)"
   fi
 done
 [[ -n $D_R_FLOOR_WRK ]] && printf '    %-56s %s\n' "libcurl floor/wrk CPU per request = ${D_R_FLOOR_WRK}x" "(no goal: what libcurl itself costs)"
