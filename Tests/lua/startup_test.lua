@@ -23,6 +23,18 @@ test("the first request opens libcurl and works, and so do the ones after it", f
   eq({ code, out }, { 0, "not mapped\t200\t200\tmapped\n" }, "status and output")
 end)
 
+test("a plain GET loads only the modules it runs through (not auth, cache, image, secrets)", function()
+  local code, out = h.run(LUNET .. [[ -e 'http.get("]] .. HTTPBIN .. [[/get")
+    local skipped = {}
+    for _, m in ipairs({ "lunet.auth", "lunet.cache", "lunet.image", "lunet.secrets" }) do
+      if package.loaded[m] == nil then skipped[#skipped + 1] = m end
+    end
+    print(table.concat(skipped, " "))
+    http.session{ cache = http.cache{ dir = false }, auth = { bearer = "t" } }
+    print(package.loaded["lunet.cache"] ~= nil, package.loaded["lunet.auth"] ~= nil)']])
+  eq({ code, out }, { 0, "lunet.auth lunet.cache lunet.image lunet.secrets\ntrue\ttrue\n" }, "left unloaded until asked for")
+end)
+
 test("naming http starts opening libcurl before any request (the preload thread)", function()
   local code, out = h.run(LUNET .. " -e '" .. CURL_MAPPED .. [[
     local before = curl()

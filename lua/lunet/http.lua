@@ -9,7 +9,8 @@ local url = require "lunet.url"
 local json = require "lunet.json"
 local response = require "lunet.response"
 local serializers = require "lunet.serializers"
-local cache = require "lunet.cache"
+-- lunet.cache and lunet.auth load when a session first asks for them: a plain GET needs neither.
+local function cache() return require "lunet.cache" end
 
 local http = {}
 http.serializers = serializers
@@ -505,14 +506,13 @@ local function make_session(opts, parent, implicit)
   check_options(opts, SESSION_OPTIONS, "the session")
   local cfg = copy(opts)
   cfg.headers = nil
-  if opts.cache == true then cfg.cache = cache.default(http.parse_size)._core
-  elseif cache.is(opts.cache) then cfg.cache = opts.cache._core
-  elseif opts.cache ~= nil and opts.cache ~= false then
-    errors.raise("argument", "option 'cache' of a session takes true, false or a cache made by http.cache{}")
-  else cfg.cache = nil end
+  if opts.cache == nil or opts.cache == false then cfg.cache = nil
+  elseif opts.cache == true then cfg.cache = cache().default(http.parse_size)._core
+  elseif cache().is(opts.cache) then cfg.cache = opts.cache._core
+  else errors.raise("argument", "option 'cache' of a session takes true, false or a cache made by http.cache{}") end
   cfg.max_body = http.parse_size(opts.max_body, "max_body")
   local auth_flow
-  cfg.auth, auth_flow = require("lunet.auth").check(opts.auth)
+  if opts.auth ~= nil then cfg.auth, auth_flow = require("lunet.auth").check(opts.auth) end
   cfg.netrc = nil
   if opts.netrc ~= nil then cfg.netrc_file = http._netrc_file(opts.netrc) end
   if opts.cookies ~= nil and type(opts.cookies) ~= "boolean" and type(opts.cookies) ~= "string" then
@@ -639,7 +639,7 @@ local function queue() return require "lunet.queue" end
 local function download() return require "lunet.download" end
 
 --- An HTTP cache (RFC 9111, private): http.cache{ dir =, memory = "32MB", disk = "512MB" }.
-function http.cache(opts) return cache.new(opts, http.parse_size) end
+function http.cache(opts) return cache().new(opts, http.parse_size) end
 
 --- An identifier queue over a session (the default one when none is given).
 function http.queue(opts)

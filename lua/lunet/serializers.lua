@@ -4,7 +4,6 @@
 local errors = require "lunet.errors"
 local json = require "lunet.json"
 local url = require "lunet.url"
-local image = require "lunet.image"
 local core = require "lunet.core"
 
 local M = { request = {}, response = {} }
@@ -64,7 +63,7 @@ end
 M.response.json = { decode = function(_, r) return r.json end }
 M.response.text = { decode = function(_, r) return r.text end }
 M.response.bytes = { decode = function(body) return body end }
-M.response.image = { decode = function(body) return image.decode(body) end }
+M.response.image = { decode = function(body) return require("lunet.image").decode(body) end }
 M.response.xml = { decode = function(_, r) return core.response_xml(r._raw) end }
 M.response.protobuf = { decode = function(_, r) return core.response_protobuf(r._raw) end }
 M.request.xml = { content_type = "application/xml", encode = function(element) return require("lunet.xml").encode(element) end }
