@@ -61,8 +61,9 @@ local function lunet(args, env)
   return code, out, calls
 end
 
--- The Swift runtime and libstdc++ linked in (scripts/link-static-cxx holds the linker script).
-local BUILD = "swift build -c release --static-swift-stdlib -Xswiftc -L -Xswiftc " .. proj .. "/scripts/link-static-cxx --product lunet"
+-- The Swift runtime and libstdc++ linked in, no symbol exported (scripts/link/ holds the scripts).
+local BUILD = "swift build -c release --static-swift-stdlib -Xswiftc -L -Xswiftc " .. proj .. "/scripts/link -Xlinker --version-script="
+  .. proj .. "/scripts/link/lunet.map --product lunet"
 -- A change made in the same tick of the file clock (a few ms; a second on some file systems)
 -- as the last build's start would not be newer than it: wait until a new file would be.
 local STAMP = proj .. "/.build/release/.lunet.built"

@@ -77,3 +77,10 @@ test("the module globals load on first use, and strict-mode code sees them as pl
 end)
 
 if h.done then h.done() end
+
+test("Lua C modules load inside lunet and find the Lua API (lua-cjson, LuaSocket)", function()
+  -- lunet exports no symbol of its own in a release build (scripts/link/lunet.map): a C
+  -- module's lua_* calls must resolve in liblua5.4, which lunet loads globally.
+  local code, out = h.run(LUNET .. [[ -e 'print(require("cjson").encode({ 1, 2 }), type(require("socket").gettime()))']])
+  eq({ code, out }, { 0, "[1,2]\tnumber\n" }, "status and output")
+end)
