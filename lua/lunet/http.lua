@@ -255,23 +255,21 @@ end
 -- The options of a request made without any (s:get(url)): nothing but the session's own.
 local PLAIN = setmetatable({}, { __newindex = function() error("PLAIN is read-only", 2) end })
 
--- The completion core.send delivers for request task `t`: (response, status, reason, url,
--- http_version, elapsed) or (nil, error), in one call up.
-local function settle_plain(t)
-  return function(raw, status, reason, u, version, elapsed)
+-- The plain path: a session without stages, a request without options, nothing recorded. No
+-- request table is made, and the completion captures only the task (each captured local is an
+-- allocation per request). With `at_once`, a response the cache can give now comes back from
+-- the call itself (nil and the response): then no task is made at all. The completion (number,
+-- response, status, reason, url, http_version, elapsed) or (number, nil, error) never runs
+-- during core.send, so the task it settles may be made after it.
+local function attempt_plain(session, method, target, at_once)
+  local t
+  local id, raw, status, reason, u, version, elapsed = core.send(session._core, function(_, raw, status, reason, u, version, elapsed)
     if t.state ~= "pending" then return end
     if raw == nil then task._reject(t, status) else task._resolve(t, response.new(raw, status, reason, u, version, elapsed)) end
-  end
-end
-
--- The plain path: a session without stages, a request without options, nothing recorded. The
--- callback captures only the task, and no request table is made. With `at_once`, a response
--- the cache can give now comes back from the call itself: the response, not a task.
-local function attempt_plain(session, method, target, at_once)
-  local t = task.new()
-  t.url = target
-  local id, raw, status, reason, u, version, elapsed = core.send(session._core, settle_plain(t), method, target, session.headers, at_once)
+  end, method, target, session.headers, at_once)
   if not id then return nil, response.new(raw, status, reason, u, version, elapsed) end
+  t = task.new()
+  t.url = target
   t:_on_cancel_do(core.cancel, id)
   return t
 end
@@ -314,7 +312,7 @@ local function transport(validates, recording)
     -- Each attempt (retries send `req` again) gets a consumer for its own task.
     if req.events_handler then req.on_events = events_consumer(req.events_handler, t) end
     local started = recording and not opts._unrecorded and require("lunet.har").now() or nil
-    local id = core.send(session._core, function(raw, status, reason, u, version, elapsed)
+    local id = core.send(session._core, function(_, raw, status, reason, u, version, elapsed)
       if t.state ~= "pending" then return end
       if raw == nil then
         if started then record(status, started, req) end

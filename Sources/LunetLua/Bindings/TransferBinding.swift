@@ -9,8 +9,9 @@ enum TransferBinding {
     /// core.send(session, callback, method, url, session_headers[, answer_at_once]) for a plain
     /// request (a method, a URL and the session's headers: `s:get(url)`, no table to make and
     /// read), or core.send(session, callback, request) with the table http.lua's build makes.
-    /// Returns the transfer's number; callback(response, status, reason, url, http_version,
-    /// elapsed) or callback(nil, error) runs once, later, through the runtime's deliver. With
+    /// Returns the transfer's number; callback(number, response, status, reason, url,
+    /// http_version, elapsed) or callback(number, nil, error) runs once, later (never during
+    /// this call), through the runtime's deliver. With
     /// answer_at_once, a response the session's cache can give now is returned instead, as
     /// nil, response, status, reason, url, http_version, elapsed, and the callback never runs:
     /// either way the request is prepared and looked up once.
@@ -151,13 +152,14 @@ enum TransferBinding {
             host.transfersByID[id] = nil
             defer { host.release(callback); host.release(eventsRef) }
             host.deliver(callback) { s in
+                s.push(id)
                 switch result {
                 case .success(let response):
-                    return ResponseBinding.push(s.L, response)
+                    return 1 + ResponseBinding.push(s.L, response)
                 case .failure(let error):
                     s.pushNil()
                     LuaErrorObject.push(s.L, error)
-                    return 2
+                    return 3
                 }
             }
         }
