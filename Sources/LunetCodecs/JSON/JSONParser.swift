@@ -35,6 +35,8 @@ struct JSONParser {
     /// The key cache (JSONParser+Keys.swift): its entries, and the stack index of its first slot.
     var keySlots: UnsafeMutablePointer<JSONKeySlot>? = nil
     var keyStackBase: Int32 = 0
+    /// 64 less the bits of a key's hash that pick its set in the key cache.
+    var keySetShift: UInt64 = 58
 
     /// Stack slots up to this index are known to exist (lua_checkstack holds for the whole call).
     var stackLimit: Int32 = 0

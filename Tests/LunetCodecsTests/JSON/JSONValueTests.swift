@@ -154,4 +154,38 @@ final class JSONValueTests: JSONCodecTestCase {
         assert(json.decode('{"x":{"y":1},"y":2}').y == 2)
         """)
     }
+
+    /// The key cache has two ways a set, the one used last first, and more sets from 64 KB of
+    /// input on: keys met in a new order each record (so hits come from either way, and ways
+    /// trade places) and more keys than slots (so sets evict) still name their own member, in
+    /// a document below that size and in one above it.
+    func testKeyCacheWaysAndSizes() {
+        lua("""
+        local names = {}
+        for i = 1, 300 do names[i] = (i % 3 == 0 and "member_" or "k") .. i end
+        for _, records in ipairs{ 4, 60 } do
+          local parts = {}
+          for r = 1, records do
+            local members = {}
+            for j = 1, #names do
+              -- a different order every record: a stride through the names, coprime to 300
+              local i = (j * (r % 2 == 0 and 7 or 11) + r) % #names + 1
+              members[j] = string.format('"%s":%d', names[i], r * 1000 + i)
+            end
+            parts[r] = "{" .. table.concat(members, ",") .. "}"
+          end
+          local text = "[" .. table.concat(parts, ",") .. "]"
+          assert((records == 4) == (#text < 64 * 1024), #text)
+          local v = json.decode(text)
+          for r = 1, records do
+            local count = 0
+            for k, value in pairs(v[r]) do
+              count = count + 1
+              assert(value == r * 1000 + tonumber(k:match("%d+$")), k)
+            end
+            assert(count == #names, count)
+          end
+        end
+        """)
+    }
 }
