@@ -52,22 +52,6 @@ local value = decode(doc)
 assert(check(value), "unexpected shape of the decoded " .. codec .. " document")
 assert(check(decode(encode(value))), "the " .. codec .. " round trip changed the shape")
 
-local clock = os.clock
-local function measure(name, fn, input, bytes)
-  collectgarbage()
-  collectgarbage()
-  local out = fn(input) -- a warm-up call, also what one call produces
-  local reps = 0
-  local c0 = clock()
-  local c1
-  repeat
-    fn(input)
-    reps = reps + 1
-    c1 = clock()
-  until c1 - c0 >= seconds
-  print(string.format("%s codec=%s bytes=%d out=%d reps=%d cpu=%.6f", name, codec, bytes,
-    type(out) == "string" and #out or bytes, reps, c1 - c0))
-end
-
-measure("decode", decode, doc, #doc)
-measure("encode", encode, value, #doc)
+local lib = dofile((arg[0]:match("^(.*/)") or "") .. "more_lib.lua")
+lib.measure("decode", codec, decode, doc, #doc, seconds)
+lib.measure("encode", codec, encode, value, #doc, seconds)
