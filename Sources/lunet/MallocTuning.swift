@@ -5,10 +5,10 @@ import Glibc
 /// is allocated in earnest. Why: Lua's collector frees a decoded document's objects by the
 /// hundred thousand; glibc parks small freed chunks in fastbins and merges them all
 /// (malloc_consolidate) at the next large request, which a growing table or stack makes soon.
-/// On the 5 MB JSON benchmark that merging was ~20% of the profile; without fastbins small
+/// On the 5 MB JSON benchmark that merging was a sixth of the profile; without fastbins small
 /// chunks are merged as they are freed and the per-size tcache still serves the common
-/// alloc/free pairs. Measured in scripts/bench json (docs/benchmarks.md, section (f)): decode
-/// +22% on 5 MB, +9% on 100 KB, encode unchanged.
+/// alloc/free pairs. Measured in alternating rounds (docs/benchmarks.md, after section (f)):
+/// decoding the 5 MB document +20%, the 100 KB one and encoding unchanged; XML decoding +25%.
 ///
 /// Only the executable does this: a program that embeds the Lunet library owns its allocator.
 /// A GLIBC_TUNABLES setting that names mxfast wins (so the two can be compared on one binary).

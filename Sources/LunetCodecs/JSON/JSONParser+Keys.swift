@@ -25,8 +25,8 @@ struct JSONKeySlot {
 /// last first. Direct-mapped (one slot per hash), three of the 19 keys of the benchmark's records
 /// shared a slot and two more another, so a quarter of the keys missed on every record; with
 /// two ways a set holds two colliding keys, and a third must collide too to evict one. Big
-/// documents get more sets: the slots cost a nil each to set up, nothing for a small document
-/// to pay, while a big one has the records that repeat keys.
+/// documents get more sets: each slot costs a nil to set up, worth paying where there are
+/// records enough to repeat keys, not for a small document.
 extension JSONParser {
     static let smallKeyCacheBits = 5         // 32 sets, 64 slots
     static let largeKeyCacheBits = 7         // 128 sets, 256 slots
