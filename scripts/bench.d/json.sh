@@ -7,7 +7,7 @@
 # into lunet, which has its own Lua), in both GC modes. MB/s of the document's bytes; JSON_REPEAT
 # rounds that run each process in turn (lunet, lua-cjson, lua-cjson incremental, lunet, ...), the
 # median figure. Goals (issue 21): lunet at least twice lua-cjson's speed both ways, on each
-# document, beside the faster lua-cjson row.
+# document, beside the faster lua-cjson row. JSON_ROUNDS=n: n rounds instead of 5 (a noisy machine).
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 bench_init json
@@ -15,7 +15,7 @@ bench_init json
 JSON_SMALL=100000  # bytes of the small document (about)
 JSON_LARGE=5000000 # bytes of the large document (about)
 JSON_SECONDS=0.5   # least CPU time per measure
-JSON_REPEAT=5      # rounds, each running every process once; the median figure is reported
+JSON_REPEAT=${JSON_ROUNDS:-5} # rounds, each running every process once; the median is reported
 JSON_GOAL=2        # lunet/lua-cjson at least this, each way, each document
 [[ $QUICK == 1 ]] && JSON_LARGE=1000000 JSON_SECONDS=0.2 JSON_REPEAT=1
 
