@@ -83,7 +83,7 @@ let package = Package(
         .target(name: "CLineEditor", path: "Sources/CLineEditor"),
         // The front end. It runs on the loop's one thread and keeps the REPL in globals for
         // readline's C callbacks, so it is built in Swift 5 mode.
-        .executableTarget(name: "lunet", dependencies: ["LunetLua", "LunetCore", "CLunetLua", "CLineEditor"],
+        .executableTarget(name: "lunet", dependencies: ["LunetLua", "LunetCore", "CLunetLua", "CLunetSystem", "CLineEditor"],
                           swiftSettings: [.swiftLanguageMode(.v5)],
                           linkerSettings: [.linkedLibrary("lua5.4")]),
 

@@ -5,6 +5,7 @@ import LunetLua
 // The `lunet` executable: parse the command line, make a host, run what was asked, and close
 // the host before leaving (so cookie files are saved and every transfer is stopped cleanly).
 
+tuneMalloc()
 signal(SIGPIPE, SIG_IGN)
 // A file-size limit (ulimit -f) must fail the write with EFBIG, which downloads report as kind
 // "io", instead of killing the process.

@@ -40,22 +40,6 @@ local again = decode(text)
 assert(#again.items == #value.items, "the round trip lost items")
 again = nil
 
-local clock = os.clock
-local function measure(name, fn, input, bytes)
-  collectgarbage()
-  collectgarbage()
-  local out = fn(input) -- a warm-up call, also what one call produces
-  local reps = 0
-  local c0 = clock()
-  local c1
-  repeat
-    fn(input)
-    reps = reps + 1
-    c1 = clock()
-  until c1 - c0 >= seconds
-  print(string.format("%s codec=%s bytes=%d out=%d reps=%d cpu=%.6f", name, codec, bytes,
-    type(out) == "string" and #out or bytes, reps, c1 - c0))
-end
-
-measure("decode", decode, doc, #doc)
-measure("encode", encode, value, #doc)
+local lib = dofile((arg[0]:match("^(.*/)") or "") .. "more_lib.lua")
+lib.measure("decode", codec, decode, doc, #doc, seconds)
+lib.measure("encode", codec, encode, value, #doc, seconds)

@@ -7,13 +7,8 @@
 local size, out = math.tointeger(tonumber(arg[1] or "")), arg[2]
 assert(size and size > 0 and out, "usage: more_json_gen.lua SIZE OUT")
 
--- A linear congruential generator (Knuth's MMIX constants), 64-bit integer arithmetic.
-local state = 0x2545F4914F6CDD1D
-local function rnd(n) -- an integer in 1..n
-  state = state * 6364136223846793005 + 1442695040888963407
-  return ((state >> 33) % n) + 1
-end
-local function pick(list) return list[rnd(#list)] end
+local lib = dofile((arg[0]:match("^(.*/)") or "") .. "more_lib.lua")
+local rnd, pick = lib.generator()
 
 local words = { "alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
   "juliett", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo", "sierra",

@@ -21,6 +21,8 @@ int lunet_route_socket(void);
 int lunet_wakeup_fd(void);
 /// Fills p with n random bytes from the kernel; 0, or -1 if it could not.
 int lunet_random_bytes(void *p, size_t n);
+/// Turns glibc's fastbins off (mallopt M_MXFAST 0); the lunet executable says why.
+void lunet_malloc_no_fastbins(void);
 
 // ---------------------------------------------------------------------------------------------
 // libcurl: opened with dlopen on first network use (curl_loader.c), never linked, and reached

@@ -131,8 +131,12 @@ extension JSONEncoderState {
     mutating func array(_ t: Int32) -> Bool {
         out.append(UInt8(ascii: "["))
         var expected: lua_Integer = 1
+        var isInteger: Int32 = 0
         while true {
-            if lua_type(L, -2) == LUA_TNUMBER && lua_isinteger(L, -2) != 0 && lua_tointegerx(L, -2, nil) == expected {
+            // A number key converts to an integer exactly when it is one: Lua stores a float key
+            // with an integral value as that integer. (The type check keeps out strings, which
+            // lua_tointegerx would convert.)
+            if lua_type(L, -2) == LUA_TNUMBER && lua_tointegerx(L, -2, &isInteger) == expected && isInteger != 0 {
                 setIndex(expected)
                 guard element(first: expected == 1, valueAt: lua_gettop(L)) else { return false }
                 expected += 1

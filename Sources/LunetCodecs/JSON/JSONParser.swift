@@ -7,17 +7,22 @@ import Glibc
 /// closes, its table is made with the exact size (`lua_createtable(n, 0)` or `(0, n)`) and
 /// filled, so small tables never rehash. A container with more than `JSONParser.pendingLimit`
 /// items gets its table at once (sized for twice what it has) and takes the rest directly.
+/// An object whose depth last closed an object of n members (n up to `objectHintLimit`) gets
+/// a table for n at once and takes its members directly: the records of an array have the
+/// same members, and moving each from the stack into the table cost two pushes apiece.
 struct JSONFrame {
     var base: Int32             // stack index of its first item, and of its table once made
     var count: Int              // items so far
     var isArray: Bool
     var direct: Bool            // the table exists (at `base`) and items go straight into it
+    var lastObjectSize = 0      // members of the last object closed at this depth (0: none)
 }
 
 /// An iterative parser: open containers live on the Lua stack and in `frames`, so nesting
 /// depth costs heap and Lua stack (checked with lua_checkstack), never C stack.
 struct JSONParser {
     static let pendingLimit = 256
+    static let objectHintLimit = 64
     static let stackReserve: Int32 = 64
 
     let L: OpaquePointer
@@ -30,11 +35,14 @@ struct JSONParser {
 
     var frames: UnsafeMutablePointer<JSONFrame>? = nil
     var frameCapacity = 0
+    var framesInitialised = 0   // frames below this depth hold a lastObjectSize
     /// Decoded bytes of the string being unescaped, and NUL-terminated number text.
     var scratch = ByteWriter(owner: "the JSON codec")
     /// The key cache (JSONParser+Keys.swift): its entries, and the stack index of its first slot.
     var keySlots: UnsafeMutablePointer<JSONKeySlot>? = nil
     var keyStackBase: Int32 = 0
+    /// 64 less the bits of a key's hash that pick its set in the key cache.
+    var keySetShift: UInt64 = 58
 
     /// Stack slots up to this index are known to exist (lua_checkstack holds for the whole call).
     var stackLimit: Int32 = 0
@@ -186,7 +194,14 @@ struct JSONParser {
             stackLimit = top + 4
         }
         if depth == frameCapacity { growStorage(&frames, &frameCapacity, minimum: 32, "the JSON codec") }
-        frames.unsafelyUnwrapped[depth] = JSONFrame(base: top + 1, count: 0, isArray: isArray, direct: false)
+        let frame = frames.unsafelyUnwrapped + depth
+        var hint = 0
+        if depth < framesInitialised { hint = frame.pointee.lastObjectSize } else { framesInitialised = depth + 1 }
+        frame.pointee = JSONFrame(base: top + 1, count: 0, isArray: isArray, direct: false, lastObjectSize: hint)
+        if !isArray && hint > 0 && hint <= Self.objectHintLimit {
+            lua_createtable(L, 0, Int32(truncatingIfNeeded: hint))
+            frame.pointee.direct = true
+        }
         depth += 1
         p += 1
         return true
@@ -205,6 +220,7 @@ struct JSONParser {
     @inline(__always)
     mutating func closeContainer(_ frame: UnsafeMutablePointer<JSONFrame>) {
         if !frame.pointee.direct { makeTable(frame, size: frame.pointee.count) }
+        if !frame.pointee.isArray { frame.pointee.lastObjectSize = frame.pointee.count }
     }
 
     /// Makes the table for the items piled up from the frame's base, moves them into it, and

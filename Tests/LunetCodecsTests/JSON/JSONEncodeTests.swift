@@ -55,6 +55,11 @@ final class JSONEncodeTests: JSONCodecTestCase {
         XCTAssertEqual(e?.message, "cannot encode a table with both string and integer keys at $.list[1]")
         e = luaError("json.encode({ [1.5] = 1 })")
         XCTAssertEqual(e?.message, "cannot encode a table with the key 1.5 (object keys must be strings, array keys 1..n) at $")
+        // keys past the indices that are numbers but not integers, or strings of digits
+        e = luaError("json.encode({ 10, 20, [2.5] = 1 })")
+        XCTAssertEqual(e?.message, "cannot encode a table with the key 2.5 (object keys must be strings, array keys 1..n) at $")
+        e = luaError("json.encode(json.array({ 10, 20, [\"3\"] = 1 }))")
+        XCTAssertEqual(e?.message, "cannot encode a table with both string and integer keys at $")
         e = luaError("json.encode({ [0] = 1 })")
         XCTAssertEqual(e?.message, "cannot encode a table with the key 0 (object keys must be strings, array keys 1..n) at $")
         e = luaError("json.encode({ [true] = 1 })")

@@ -154,4 +154,79 @@ final class JSONValueTests: JSONCodecTestCase {
         assert(json.decode('{"x":{"y":1},"y":2}').y == 2)
         """)
     }
+
+    /// An object gets its table at once, sized for as many members as the last object closed at
+    /// its depth had (up to 64): objects with fewer members, more, none, more than 64, repeated
+    /// keys (the last wins) and objects between arrays at the same depth still decode to exactly
+    /// their members.
+    func testObjectsSizedFromTheirPredecessor() {
+        lua("""
+        local sizes = { 3, 3, 1, 5, 0, 2, 70, 4, 64, 65, 1, 2 }
+        local parts = {}
+        for r, n in ipairs(sizes) do
+          local members = {}
+          for i = 1, n do members[i] = string.format('"m%d":%d', i, r * 1000 + i) end
+          -- a repeated key at the end of every other object: the later value wins
+          if n > 0 and r % 2 == 0 then members[#members + 1] = string.format('"m1":%d', -r) end
+          parts[#parts + 1] = "{" .. table.concat(members, ",") .. "}"
+          if r % 3 == 0 then parts[#parts + 1] = "[1,[2],{}]" end
+        end
+        local text = "[" .. table.concat(parts, ",") .. "]"
+        local v = json.decode(text)
+        local k = 0
+        for r, n in ipairs(sizes) do
+          k = k + 1
+          local o = v[k]
+          assert(not json.is_array(o), r)
+          local count = 0
+          for name, value in pairs(o) do
+            count = count + 1
+            local i = tonumber(name:match("^m(%d+)$"))
+            local want = (i == 1 and r % 2 == 0) and -r or r * 1000 + i
+            assert(value == want, r .. " " .. name)
+          end
+          assert(count == n, r .. ": " .. count)
+          if r % 3 == 0 then
+            k = k + 1
+            assert(json.is_array(v[k]) and v[k][2][1] == 2 and next(v[k][3]) == nil, r)
+          end
+        end
+        assert(#v == k)
+        assert(deq(json.decode(json.encode(v)), v))
+        """)
+    }
+
+    /// The key cache has two ways a set, the one used last first, and more sets from 64 KB of
+    /// input on: keys met in a new order each record (so hits come from either way, and ways
+    /// trade places) and more keys than slots (so sets evict) still name their own member, in
+    /// a document below that size and in one above it.
+    func testKeyCacheWaysAndSizes() {
+        lua("""
+        local names = {}
+        for i = 1, 300 do names[i] = (i % 3 == 0 and "member_" or "k") .. i end
+        for _, records in ipairs{ 4, 60 } do
+          local parts = {}
+          for r = 1, records do
+            local members = {}
+            for j = 1, #names do
+              -- a different order every record: a stride through the names, coprime to 300
+              local i = (j * (r % 2 == 0 and 7 or 11) + r) % #names + 1
+              members[j] = string.format('"%s":%d', names[i], r * 1000 + i)
+            end
+            parts[r] = "{" .. table.concat(members, ",") .. "}"
+          end
+          local text = "[" .. table.concat(parts, ",") .. "]"
+          assert((records == 4) == (#text < 64 * 1024), #text)
+          local v = json.decode(text)
+          for r = 1, records do
+            local count = 0
+            for k, value in pairs(v[r]) do
+              count = count + 1
+              assert(value == r * 1000 + tonumber(k:match("%d+$")), k)
+            end
+            assert(count == #names, count)
+          end
+        end
+        """)
+    }
 }
