@@ -82,3 +82,14 @@ test("one benchmark runs alone and --write-docs rewrites only its marked parts",
     "the start-up goal row is this run's: " .. text)
   truthy(text:find("<!-- bench:machine -->", 1, true), "a machine part is added: " .. text)
 end)
+
+test("concurrent runs quick, alone and with BENCH_BEFORE beside it", function()
+  -- Its own nginx and a few hundred GETs per client: the script's paths, not its figures.
+  for _, before in ipairs({ "", "BENCH_BEFORE=" .. LUNET .. " " }) do
+    local code, out = h.run(before .. "BENCH_DEPS=0 BENCH_CONCURRENT_REQUESTS=300 LUNET_BIN=" .. LUNET .. " " .. BENCH ..
+      " --quick concurrent </dev/null")
+    eq(code, 0, "exit status (" .. before .. "): " .. out)
+    truthy(out:find("lunet: s:get_async, a window of 64", 1, true), "lunet's rows: " .. out)
+    eq(out:find("lunet before (BENCH_BEFORE): async", 1, true) ~= nil, before ~= "", "the before rows only when asked: " .. out)
+  end
+end)
