@@ -1,4 +1,4 @@
-// The Lua half of the bridge: the trampoline, the aborting allocator, the protected call.
+// The Lua half of the bridge: the trampoline, the state (its allocator: lua_heap.c), the protected call.
 #include "CLunetLua.h"
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,17 +49,6 @@ void lunet_pushswiftfunction(lua_State *L, lunet_SwiftFunction fn, int nup) {
     lua_pushcclosure(L, lunet_trampoline, nup + 1);
 }
 
-static void *lunet_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
-    (void)ud; (void)osize;
-    if (nsize == 0) { free(ptr); return NULL; }
-    void *p = realloc(ptr, nsize);
-    if (p == NULL) {
-        fprintf(stderr, "lunet: out of memory (Lua asked for %zu bytes); stopping\n", nsize);
-        abort();
-    }
-    return p;
-}
-
 static int lunet_panic(lua_State *L) {
     const char *msg = lua_tostring(L, -1);
     fprintf(stderr, "lunet: unprotected Lua error: %s\n", msg ? msg : "(not a string)");
@@ -88,7 +77,7 @@ static void lunet_warn(void *ud, const char *msg, int tocont) {
 }
 
 lua_State *lunet_newstate(void) {
-    lua_State *L = lua_newstate(lunet_alloc, NULL);
+    lua_State *L = lunet_newstate_with_heap();   // lua_heap.c
     if (L) {
         lua_atpanic(L, lunet_panic);
         lua_setwarnf(L, lunet_warn, NULL);

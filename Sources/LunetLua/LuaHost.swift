@@ -101,7 +101,7 @@ public final class LuaHost {
         deliverRef = LUA_NOREF
         hostRef = LUA_NOREF
         loop.runDueWorkHandler = nil
-        if ownsState { lua_close(L) }
+        if ownsState { lunet_closestate(L) }
     }
 
     // MARK: the Lua that ships with the host

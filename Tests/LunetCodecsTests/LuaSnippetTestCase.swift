@@ -19,7 +19,7 @@ class LuaSnippetTestCase: XCTestCase {
     }
 
     override func tearDown() {
-        if L != nil { lua_close(L) }
+        if L != nil { lunet_closestate(L) }
         L = nil
         super.tearDown()
     }

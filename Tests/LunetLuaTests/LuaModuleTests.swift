@@ -24,7 +24,7 @@ final class LuaModuleTests: XCTestCase {
             lua_pushcclosure(L, luaopen_lunet, 0)
             XCTAssertEqual(lunet_pcall(L, 1, 1), LUA_OK, LuaStack(L).string(-1) ?? "?")
             XCTAssertEqual(LuaStack(L).string(-1), "{\"n\":\(i)} \(i)")
-            lua_close(L)
+            lunet_closestate(L)
         }
         XCTAssertEqual(LuaUserdata.live, boxesBefore, "every Swift object the module made was released")
     }

@@ -39,6 +39,10 @@ static inline int lunet_upvalue(int i) { return lua_upvalueindex(i + 1); }
 /// A new state whose allocator aborts the process with a clear message when memory runs out,
 /// so that no push made from Swift can raise a memory error.
 lua_State *lunet_newstate(void);
+/// A state on lunet's allocator (lua_heap.c); lunet_newstate uses it.
+lua_State *lunet_newstate_with_heap(void);
+/// lua_close, then gives back what the state's allocator holds. For states lunet_newstate made.
+void lunet_closestate(lua_State *L);
 /// luaL_openlibs under a protected call. Returns a Lua status.
 int lunet_openlibs(lua_State *L);
 /* lua5.4 -E: the package library ignores LUA_PATH and LUA_CPATH. Before lunet_openlibs. */
