@@ -2,7 +2,7 @@
 /// request's policy, or a host rule) allows, revalidated with a conditional request when stale,
 /// stored when the answer may be, and collapsed when the same GET is already on the network.
 extension Session {
-    func sendThroughCache(_ request: HTTPRequest, cache: HTTPCache, answeringAtOnce: Bool = false,
+    func sendThroughCache(_ request: HTTPRequest, cache: HTTPCache, answeringAtOnce: Bool,
                           completion: @escaping Transfer.Completion) -> Sent {
         let policy = request.cachePolicy ?? .default
         let requestTime = HTTPCache.now()

@@ -299,12 +299,11 @@ end
 -- once, when it is made (and again when recording starts or stops); a request with options of
 -- its own composes one for itself. No stage at all is the plain path (attempt_plain).
 
--- The transport: one attempt, a task of the response or of the error.
+-- The transport: one attempt, a task of the response or of the error. With nothing to record,
+-- validate or decode (only a session's own requests, behind retry, auth or wait stages), a request
+-- goes the plain path, unless the auth stage gave it a header of its own.
 local function transport(validates, recording)
-  return function(session, opts, req)
-    if not validates and not recording and not req._authorized and opts == PLAIN then
-      return attempt_plain(session, req.method, req.url)
-    end
+  local function attempt(session, opts, req)
     local t = task.new()
     t.url = req.url
     -- A recorded request keeps the head libcurl sent (with the jar's Cookie) for the HAR.
@@ -330,6 +329,11 @@ local function transport(validates, recording)
     end, req)
     t:_on_cancel_do(core.cancel, id)
     return t
+  end
+  if validates or recording then return attempt end
+  return function(session, opts, req)
+    if req._authorized then return attempt(session, opts, req) end
+    return attempt_plain(session, req.method, req.url)
   end
 end
 
@@ -428,8 +432,7 @@ local function pipeline_of(session)
 end
 http._stages_of = function(session) pipeline_of(session); return session._stages or {} end
 
--- Sends a built request through its stages, with the request's cancel token.
-local start
+-- A request without options: the session's stages, or the plain path when it has none.
 local function plain_async(session, method, target)
   local send = pipeline_of(session)
   remember_url(target)
@@ -437,10 +440,11 @@ local function plain_async(session, method, target)
   return send(session, PLAIN, { method = method, url = target, session_headers = session.headers })
 end
 
-function start(self, opts, req)
+-- Sends a built request with options of its own through the stages they and the session's
+-- make (a request with options always has one: its options are validated), with its cancel token.
+local function start(self, opts, req)
   remember_url(req.url)
-  local send = compose(self, opts)
-  local outer = send and send(self, opts, req) or attempt_plain(self, req.method, req.url)
+  local outer = compose(self, opts)(self, opts, req)
   if opts.cancel then opts.cancel:_add(outer) end
   return outer
 end
