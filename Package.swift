@@ -81,9 +81,12 @@ let package = Package(
         // GNU readline for the REPL, opened with dlopen when the prompt first starts: scripts and
         // `-e` never load it (nor its terminfo library), which is measurable in every start-up.
         .target(name: "CLineEditor", path: "Sources/CLineEditor"),
+        // What the executable does before Swift's main (an ELF constructor): malloc tuning, and
+        // the libcurl preload when the arguments make a request certain. Linked by `lunet` only.
+        .target(name: "CLunetLaunch", dependencies: ["CLunetSystem"], path: "Sources/CLunetLaunch"),
         // The front end. It runs on the loop's one thread and keeps the REPL in globals for
         // readline's C callbacks, so it is built in Swift 5 mode.
-        .executableTarget(name: "lunet", dependencies: ["LunetLua", "LunetCore", "CLunetLua", "CLunetSystem", "CLineEditor"],
+        .executableTarget(name: "lunet", dependencies: ["LunetLua", "LunetCore", "CLunetLua", "CLunetSystem", "CLineEditor", "CLunetLaunch"],
                           swiftSettings: [.swiftLanguageMode(.v5)],
                           linkerSettings: [.linkedLibrary("lua5.4")]),
 

@@ -1,3 +1,4 @@
+import CLunetLaunch
 import Glibc
 import LunetCore
 import LunetLua
@@ -5,7 +6,9 @@ import LunetLua
 // The `lunet` executable: parse the command line, make a host, run what was asked, and close
 // the host before leaving (so cookie files are saved and every transfer is stopped cleanly).
 
-tuneMalloc()
+// Before this line ran: malloc tuning and, for a command line that will send, the libcurl
+// preload (CLunetLaunch/launch.c, an ELF constructor).
+_ = lunet_launch_linked()
 signal(SIGPIPE, SIG_IGN)
 // A file-size limit (ulimit -f) must fail the write with EFBIG, which downloads report as kind
 // "io", instead of killing the process.
@@ -16,11 +19,12 @@ do {
     invocation = try Invocation.parse(CommandLine.arguments)
 } catch {
     writeError("lunet: \(error)\n")
-    exit(2)
+    leave(2)
 }
 
-// libcurl may be opened on another thread while Lua starts (CLunetSystem/curl_loader.c): at once for
-// the one-shot command line, which always sends a request; when a script first names `http`.
+// libcurl may be opened on another thread while Lua starts (CLunetSystem/curl_loader.c): before
+// main for the command lines launch.c recognises; here for every one-shot request (which always
+// sends); when a script first names `http`. Asking again once it started does nothing.
 // Every way out of the process below waits for that thread first (leave(), and os.exit).
 CurlGlobal.allowPreload()
 if case .request = invocation.mode { CurlGlobal.preload() }

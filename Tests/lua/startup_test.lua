@@ -15,7 +15,8 @@ test("a script that sends nothing never maps libcurl", function()
 end)
 
 test("the first request opens libcurl and works, and so do the ones after it", function()
-  local code, out = h.run(LUNET .. " -e '" .. CURL_MAPPED .. [[
+  -- No preload: this is the path where the request itself opens libcurl.
+  local code, out = h.run("LUNET_NO_PRELOAD=1 " .. LUNET .. " -e '" .. CURL_MAPPED .. [[
     local before = curl()
     local a = http.get("]] .. HTTPBIN .. [[/get").status
     local b = http.get_async("]] .. HTTPBIN .. [[/get"):await().status
@@ -36,12 +37,40 @@ test("a plain GET loads only the modules it runs through (not auth, cache, image
 end)
 
 test("naming http starts opening libcurl before any request (the preload thread)", function()
+  -- The chunk spells the name so that the command line does not name it (see the next test).
   local code, out = h.run(LUNET .. " -e '" .. CURL_MAPPED .. [[
     local before = curl()
-    local _ = http
+    local _ = _G["ht" .. "tp"]
     for _ = 1, 500 do if curl() == "mapped" then break end task.sleep(0.01) end
     print(before, curl())']])
   eq({ code, out }, { 0, "not mapped\tmapped\n" }, "mapped with no request sent")
+end)
+
+test("a command line that will send starts opening libcurl before main (launch.c)", function()
+  -- http appears only in a comment: nothing in the chunk loads it, so libcurl is mapped only
+  -- because the arguments were read before main. Waiting for the preload makes it certain.
+  local code, out = h.run(LUNET .. " -e '" .. CURL_MAPPED .. [[
+    require("lunet.core").curl_preload_wait()
+    print(curl(), package.loaded["lunet.http"] == nil) -- http']])
+  eq({ code, out }, { 0, "mapped\ttrue\n" }, "mapped, with the http module not loaded")
+  -- "https" inside a word, and a chunk without the name, start nothing.
+  for _, chunk in ipairs({ [[local s = "https"]], [[local httpd = 1]], "" }) do
+    code, out = h.run(LUNET .. " -e '" .. chunk .. "' -e '" .. CURL_MAPPED .. [[
+      require("lunet.core").curl_preload_wait() print(curl())']])
+    eq({ code, out }, { 0, "not mapped\n" }, "no preload for: " .. chunk)
+  end
+  -- The one-shot command line: a file named like a method is a script, and no preload starts.
+  local dir = os.tmpname() os.remove(dir) os.execute("mkdir -p " .. dir)
+  local f = assert(io.open(dir .. "/GET", "w"))
+  f:write(CURL_MAPPED .. " require('lunet.core').curl_preload_wait() print(curl())\n") f:close()
+  code, out = h.run("cd " .. dir .. " && " .. LUNET .. " GET")
+  os.execute("rm -rf " .. dir)
+  eq({ code, out }, { 0, "not mapped\n" }, "./GET runs as a script")
+  -- A parse error after a preload started still leaves cleanly (the exit waits for the thread).
+  for i = 1, 10 do
+    code, out = h.run(LUNET .. " -e 'http.get(1)' --no-such-option 2>&1")
+    truthy(code == 2 and out:find("unknown option '--no-such-option'", 1, true), "run " .. i .. ": " .. out)
+  end
 end)
 
 test("a script that names http and leaves at once exits cleanly, by os.exit or by its end", function()

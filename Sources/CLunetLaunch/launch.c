@@ -1,0 +1,90 @@
+// What the lunet executable does before Swift's main runs: an ELF constructor, so that it
+// happens as early as the process can do anything (after the dynamic loader, before the Swift
+// runtime and the argument parsing).
+//
+// 1. glibc's fastbins off (see CLunetLaunch.h), before anything is allocated in earnest and
+//    before a second thread exists.
+// 2. When the arguments make a request certain or likely, the libcurl preload thread starts here
+//    (curl_loader.c). Loading libcurl and its ~30 libraries is most of what one GET costs
+//    (~4-5 ms, what `curl` itself spends before it sends): started at `main` it began ~0.7 ms
+//    later, while the loader, the Swift runtime and the command line parsing ran.
+//
+// The prediction is narrow on purpose: every command line it accepts is one main.swift treats as
+// a request, or an -e chunk that names `http`, which starts the same preload when it runs. A
+// wrong guess costs only CPU on another core and, at exit, waiting for that thread to finish.
+// main.swift still asks for the preload in every case it knows of (asking twice starts nothing).
+// This file is linked into the lunet executable only: a program that embeds lunet, or a stock
+// lua5.4 that loads it as a module, never runs it.
+#include "CLunetLaunch.h"
+#include "CLunetSystem.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const methods[] = {"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT"};
+
+static int is_method(const char *a) {
+    for (size_t i = 0; i < sizeof methods / sizeof methods[0]; i++)
+        if (strcmp(a, methods[i]) == 0) return 1;
+    return 0;
+}
+
+// "scheme://..." with a scheme of letters, digits, '+', '.', '-' (as CommandLine.looksLikeURL).
+static int has_scheme(const char *a) {
+    const char *sep = strstr(a, "://");
+    if (!sep || sep == a) return 0;
+    for (const char *p = a; p < sep; p++)
+        if (!(isalnum((unsigned char)*p) || *p == '+' || *p == '.' || *p == '-')) return 0;
+    return 1;
+}
+
+static int is_identifier_char(char c) { return isalnum((unsigned char)c) || c == '_'; }
+
+// Does a Lua chunk name `http` as a word (http.get, http:..., local h = http)?
+static int names_http(const char *chunk) {
+    for (const char *p = chunk; (p = strstr(p, "http")) != NULL; p += 4) {
+        int starts = p == chunk || !is_identifier_char(p[-1]);
+        if (starts && !is_identifier_char(p[4])) return 1;
+    }
+    return 0;
+}
+
+int lunet_launch_predicts_request(int argc, char **argv) {
+    if (argc < 2 || !argv || !argv[1]) return 0;
+    const char *first = argv[1];
+    // The one-shot command line: `lunet METHOD ...` or `lunet URL ...`, unless that first word
+    // is a file (a file is always a script).
+    if (is_method(first) || has_scheme(first) || first[0] == ':' || strncmp(first, "localhost", 9) == 0)
+        return access(first, F_OK) != 0;
+    // Interpreter options before a script: an -e chunk that names http.
+    for (int i = 1; i < argc && argv[i]; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-e") == 0) {
+            if (i + 1 < argc && argv[i + 1] && names_http(argv[i + 1])) return 1;
+            i++;
+        } else if (strcmp(a, "-l") == 0 || strcmp(a, "--har") == 0) {
+            i++;
+        } else if (a[0] != '-' || strcmp(a, "-") == 0 || strcmp(a, "--") == 0) {
+            return 0;  // the script (or standard input) begins: its text decides, when it runs
+        }
+    }
+    return 0;
+}
+
+void lunet_launch_tune_malloc(void) {
+    // A GLIBC_TUNABLES setting that names mxfast wins (so the two can be compared on one binary).
+    const char *tunables = getenv("GLIBC_TUNABLES");
+    if (tunables && strstr(tunables, "mxfast")) return;
+    lunet_malloc_no_fastbins();
+}
+
+__attribute__((constructor)) static void lunet_launch(int argc, char **argv, char **envp) {
+    (void)envp;
+    lunet_launch_tune_malloc();
+    lunet_curl_allow_preload();
+    if (lunet_launch_predicts_request(argc, argv)) lunet_curl_preload();
+}
+
+int lunet_launch_linked(void) { return 1; }
