@@ -120,8 +120,8 @@ public final class LuaHost {
             lua_setmetatable(L, -2)
         } else {
             s.pop()   // someone else's metatable on preload: leave it, and load everything now
-            for file in EmbeddedLua.files where loadEmbedded(file, on: L) {
-                s.setRawField(-2, file.module.description)
+            for index in EmbeddedLua.files.indices where loadEmbedded(index, on: L) {
+                s.setRawField(-2, EmbeddedLua.files[index].module.description)
             }
         }
         s.pushFunction(CoreModule.open)
@@ -142,21 +142,21 @@ public final class LuaHost {
     private static let embeddedChunk: lunet_SwiftFunction = { L in
         let L = L!
         guard let name = LuaStack(L).string(2),
-              let file = EmbeddedLua.files.first(where: { $0.module.description == name }) else { return 0 }
-        return LuaHost.from(L).loadEmbedded(file, on: L) ? 1 : 0
+              let index = EmbeddedLua.files.firstIndex(where: { $0.module.description == name }) else { return 0 }
+        return LuaHost.from(L).loadEmbedded(index, on: L) ? 1 : 0
     }
 
-    private func loadEmbedded(_ file: (module: StaticString, path: StaticString, bytecode: StaticString, source: StaticString),
-                              on L: OpaquePointer) -> Bool {
+    private func loadEmbedded(_ index: Int, on L: OpaquePointer) -> Bool {
         let s = LuaStack(L)
-        let name = "@" + file.path.description
-        for (text, mode) in [(file.bytecode, "b"), (file.source, "t")] {
+        let path = EmbeddedLua.files[index].path
+        let name = "@" + path.description
+        for (text, mode) in [(EmbeddedLua.bytecode[index], "b"), (EmbeddedLua.source[index], "t")] {
             let bytes = Base64.decode(text)
             let status = bytes.withUnsafeBufferPointer { b in
                 b.withMemoryRebound(to: CChar.self) { lunet_loadbuffer(L, $0.baseAddress, $0.count, name, mode) }
             }
             if status == LUA_OK { return true }
-            if mode == "t" { reportError("could not load \(file.path): \(s.string(-1) ?? "?")") }
+            if mode == "t" { reportError("could not load \(path): \(s.string(-1) ?? "?")") }
             s.pop()
         }
         return false

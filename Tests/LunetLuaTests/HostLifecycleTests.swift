@@ -42,9 +42,17 @@ final class HostLifecycleTests: XCTestCase {
         for case let path as String in walker where path.hasSuffix(".lua") { onDisk.insert("lua/" + path) }
         let embedded = Set(EmbeddedLua.files.map { $0.path.description })
         XCTAssertEqual(embedded, onDisk, "every file under lua/ is compiled into the host")
-        for file in EmbeddedLua.files {
-            XCTAssertEqual(Base64.decode(file.bytecode).prefix(4), [0x1B, 0x4C, 0x75, 0x61], "\(file.path) is bytecode")
+        XCTAssertEqual(EmbeddedLua.bytecode.count, EmbeddedLua.files.count)
+        XCTAssertEqual(EmbeddedLua.source.count, EmbeddedLua.files.count)
+        for (index, file) in EmbeddedLua.files.enumerated() {
+            XCTAssertEqual(Base64.decode(EmbeddedLua.bytecode[index]).prefix(4), [0x1B, 0x4C, 0x75, 0x61], "\(file.path) is bytecode")
+            // The source in the same place is this file's (its bytes on disk).
+            let onDisk = try Data(contentsOf: root.appendingPathComponent(file.path.description))
+            XCTAssertEqual(Base64.decode(EmbeddedLua.source[index]), Array(onDisk), "\(file.path)'s source")
         }
+        // The modules every start loads lead the bytecode (the order the generator promises).
+        XCTAssertEqual(EmbeddedLua.files.prefix(4).map { $0.module.description },
+                       ["lunet.prelude", "lunet.runtime", "lunet.errors", "lunet.task"])
     }
 
     func testAWaitThatNothingCanSettleEndsWithAClearMessage() throws {
