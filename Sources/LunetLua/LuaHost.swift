@@ -150,7 +150,7 @@ public final class LuaHost {
         let s = LuaStack(L)
         let path = EmbeddedLua.files[index].path
         let name = "@" + path.description
-        for (text, mode) in [(EmbeddedLua.bytecode[index], "b"), (EmbeddedLua.source[index], "t")] {
+        for (text, mode) in [(EmbeddedLua.bytecode(index), "b"), (EmbeddedLua.source(index), "t")] {
             let bytes = Base64.decode(text)
             let status = bytes.withUnsafeBufferPointer { b in
                 b.withMemoryRebound(to: CChar.self) { lunet_loadbuffer(L, $0.baseAddress, $0.count, name, mode) }

@@ -2,8 +2,8 @@ import CLunetLua
 import Glibc
 
 // lunet-luac OUTPUT.swift ROOT FILE...: compiles each Lua file (chunk name "@PATH-FROM-ROOT")
-// and writes a Swift file with the bytecode and the source, base64-encoded (three arrays: names,
-// bytecode, sources, in the order the modules are usually loaded).
+// and writes a Swift file with the bytecode and the source, base64-encoded (the files' names, then
+// all the bytecode and all the sources, in the order the modules are usually loaded).
 // Used by the EmbedLua build plugin; fails the build on a syntax error, naming the file.
 
 func fail(_ message: String, status: Int32 = 1) -> Never {
@@ -85,7 +85,9 @@ for path in args.dropFirst(3) {
 // one-shot command line's, then the rest; all the sources after all the bytecode. The text is
 // mapped from the executable as the modules load, and the kernel maps 64 KB around each page
 // touched: with each module's source beside its bytecode, and the modules a GET needs spread
-// through the alphabet, a GET kept ~1.1 MB of this text resident, for ~150 KB it reads.
+// through the alphabet, a GET kept ~1.1 MB of this text resident, for ~150 KB it reads. Two
+// string literals, not one per file: a linker merging string constants (lld) may reorder
+// separate literals, never the bytes inside one.
 let loadOrder = ["lunet.prelude", "lunet.runtime", "lunet.errors", "lunet.task",
                  "lunet.http", "lunet.url", "lunet.headers", "lunet.response", "lunet.serializers"]
 func rank(_ e: Entry) -> (Int, String) {
@@ -93,29 +95,35 @@ func rank(_ e: Entry) -> (Int, String) {
     return (e.module.hasPrefix("lunet.cli") ? loadOrder.count : loadOrder.count + 1, e.module)
 }
 entries.sort { rank($0) < rank($1) }
-func quoted(_ entries: [Entry], _ pick: (Entry) -> String) -> String {
-    entries.map { "        \"\(pick($0))\"," }.joined(separator: "\n")
-}
 
 extension String {
     func replacingSlashes() -> String { String(map { $0 == "/" ? "." : $0 }) }
 }
 
+var rows: [String] = []
+var allBytecode = "", allSources = ""
+for e in entries {
+    let b = allBytecode.utf8.count, s = allSources.utf8.count
+    allBytecode += e.bytecode
+    allSources += e.source
+    rows.append("        (\"\(e.module)\", \"\(e.path)\", \(b)..<\(allBytecode.utf8.count), \(s)..<\(allSources.utf8.count)),")
+}
+
 let text = """
 // Generated at build time by lunet-luac from the files under lua/. Do not edit.
-// Three arrays in one order: names, then each file's bytecode (base64), then its source (base64),
-// so that the compiler lays the bytecode out together and the sources apart (see loadOrder).
 enum EmbeddedLua {
-    /// (module, path): the index is the file's place in bytecode and source
-    static let files: [(module: StaticString, path: StaticString)] = [
-\(entries.map { "        (\"\($0.module)\", \"\($0.path)\")," }.joined(separator: "\n"))
+    /// (module, path, where its bytecode is in allBytecode, where its source is in allSources)
+    static let files: [(module: StaticString, path: StaticString, bytecode: Range<Int>, source: Range<Int>)] = [
+\(rows.joined(separator: "\n"))
     ]
-    static let bytecode: [StaticString] = [
-\(quoted(entries) { $0.bytecode })
-    ]
-    static let source: [StaticString] = [
-\(quoted(entries) { $0.source })
-    ]
+    /// File i's bytecode and source, base64.
+    static func bytecode(_ i: Int) -> UnsafeBufferPointer<UInt8> { slice(allBytecode, files[i].bytecode) }
+    static func source(_ i: Int) -> UnsafeBufferPointer<UInt8> { slice(allSources, files[i].source) }
+    private static func slice(_ text: StaticString, _ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(start: text.utf8Start + range.lowerBound, count: range.count)
+    }
+    private static let allBytecode: StaticString = "\(allBytecode)"
+    private static let allSources: StaticString = "\(allSources)"
 }
 
 """

@@ -61,9 +61,12 @@ local function lunet(args, env)
   return code, out, calls
 end
 
--- The Swift runtime and libstdc++ linked in, no symbol exported (scripts/link/ holds the scripts).
+-- The Swift runtime and libstdc++ linked in, no symbol exported, lld placing functions in the
+-- order of scripts/link/lunet.order, relative relocations packed (scripts/link/ holds the files).
 local BUILD = "swift build -c release --static-swift-stdlib -Xswiftc -L -Xswiftc " .. proj .. "/scripts/link -Xlinker --version-script="
-  .. proj .. "/scripts/link/lunet.map --product lunet"
+  .. proj .. "/scripts/link/lunet.map -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs"
+  .. " -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xlinker --symbol-ordering-file="
+  .. proj .. "/scripts/link/lunet.order -Xlinker --no-warn-symbol-ordering --product lunet"
 -- A change made in the same tick of the file clock (a few ms; a second on some file systems)
 -- as the last build's start would not be newer than it: wait until a new file would be.
 local STAMP = proj .. "/.build/release/.lunet.built"
