@@ -4,7 +4,9 @@
 //
 // 1. glibc's fastbins off (see CLunetLaunch.h), before anything is allocated in earnest and
 //    before a second thread exists.
-// 2. When the arguments make a request certain or likely, the libcurl preload thread starts here
+// 2. Leaving without the exit handlers of libcurl's libraries, once they are loaded
+//    (curl_loader.c, lunet_allow_fast_exit).
+// 3. When the arguments make a request certain or likely, the libcurl preload thread starts here
 //    (curl_loader.c). Loading libcurl and its ~30 libraries is most of what one GET costs
 //    (~4-5 ms, what `curl` itself spends before it sends): started at `main` it began ~0.7 ms
 //    later, while the loader, the Swift runtime and the command line parsing ran.
@@ -84,6 +86,7 @@ __attribute__((constructor)) static void lunet_launch(int argc, char **argv, cha
     (void)envp;
     lunet_launch_tune_malloc();
     lunet_curl_allow_preload();
+    lunet_allow_fast_exit();
     if (lunet_launch_predicts_request(argc, argv)) lunet_curl_preload();
 }
 

@@ -84,6 +84,31 @@ test("a script that names http and leaves at once exits cleanly, by os.exit or b
   end
 end)
 
+test("a process that sent a request leaves with its status and all it wrote (libcurl's exit handlers skipped)", function()
+  -- After libcurl loads, the lunet program leaves through its own exit handler (curl_loader.c):
+  -- stdio must be flushed and the status kept on every way out.
+  local path, stdout = os.tmpname(), os.tmpname()
+  local big = "io.write(string.rep(\"x\", 100000)) "
+  local cases = {
+    { "", 0 }, { "os.exit(3)", 3 }, { "os.exit(true)", 0 }, { "os.exit(false)", 1 },
+    { "os.exit(4, true)", 4 }, { "error(\"boom\")", 1 },
+  }
+  for _, c in ipairs(cases) do
+    local code = h.run("(" .. LUNET .. " -e 'local f = io.open(\"" .. path .. "\", \"w\") f:write(\"kept\") "
+      .. "local r = http.get(\"" .. HTTPBIN .. "/get\") " .. big .. c[1] .. "' > " .. stdout .. " 2>/dev/null)")
+    local f = io.open(path) local text = f:read("a") f:close()
+    f = io.open(stdout) local written = #f:read("a") f:close()
+    eq({ code, written, text }, { c[2], 100000, "kept" }, "ending with: " .. (c[1] == "" and "the chunk's end" or c[1]))
+  end
+  os.remove(path) os.remove(stdout)
+  -- The libraries' exit-time work did not run: the loader reports each library's finaliser
+  -- it calls (LD_DEBUG=files); a process that never loaded libcurl leaves the usual way.
+  local code, out = h.run("LD_DEBUG=files " .. LUNET .. " -e 'http.get(\"" .. HTTPBIN .. "/get\")' 2>&1 | grep -c \"calling fini\"")
+  eq(out, "0\n", "no finaliser after a request")
+  code, out = h.run("LD_DEBUG=files " .. LUNET .. " -e 'print(1)' 2>&1 | grep -c \"calling fini: .*liblua\"")
+  eq(out, "1\n", "liblua's finaliser without one")
+end)
+
 test("a missing libcurl is an error that names the library, not a crash", function()
   local env = "LUNET_LIBCURL=/nonexistent/libcurl-missing.so.4 "
   local code, out = h.run(env .. LUNET .. [[ -e 'local ok, e = pcall(http.get, "]] .. HTTPBIN .. [[/get") print(ok, e.kind, e.message)' 2>&1]])

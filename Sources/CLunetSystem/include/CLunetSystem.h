@@ -74,6 +74,9 @@ const char *lunet_curl_load_error(void);
 /// Lets lunet_curl_preload start a thread (the lunet program only: it waits for that thread
 /// with lunet_curl_preload_wait before exiting).
 void lunet_curl_allow_preload(void);
+/// Lets the process skip the exit handlers libcurl's libraries register (curl_loader.c says
+/// why): the lunet program only, which has closed its host and files before it exits.
+void lunet_allow_fast_exit(void);
 /// Starts opening libcurl on a thread of its own, once, if allowed and not loaded yet.
 void lunet_curl_preload(void);
 /// Waits for a preload thread to finish (main thread only; nothing if none was started).
