@@ -1,8 +1,7 @@
-/// RFC 4648 base64: Basic credentials (Session) and WebSocket keys (WebSocketHandshake). The
-/// decoder is the Lua host's (LunetLua's Base64+Decode.swift): only its embedded-Lua loader reads
-/// base64.
+/// RFC 4648 base64: Basic credentials (Session) and WebSocket keys (WebSocketHandshake). Encoding
+/// only: nothing in the Swift code reads base64.
 public enum Base64 {
-    /// The 64 characters in the order of their values (the decoder builds its table from them).
+    /// The 64 characters in the order of their values.
     public static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
 
     public static func encode(_ bytes: [UInt8]) -> String {

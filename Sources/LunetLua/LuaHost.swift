@@ -151,7 +151,7 @@ public final class LuaHost {
         let path = EmbeddedLua.files[index].path
         let name = "@" + path.description
         for (text, mode) in [(EmbeddedLua.bytecode(index), "b"), (EmbeddedLua.source(index), "t")] {
-            let bytes = Base64.decode(text)
+            let bytes = EmbeddedText.decode(text)
             let status = bytes.withUnsafeBufferPointer { b in
                 b.withMemoryRebound(to: CChar.self) { lunet_loadbuffer(L, $0.baseAddress, $0.count, name, mode) }
             }

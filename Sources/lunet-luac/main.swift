@@ -2,7 +2,7 @@ import CLunetLua
 import Glibc
 
 // lunet-luac OUTPUT.swift ROOT FILE...: compiles each Lua file (chunk name "@PATH-FROM-ROOT")
-// and writes a Swift file with the bytecode and the source, base64-encoded (the files' names, then
+// and writes a Swift file with the bytecode and the source as string-literal text (the files' names, then
 // all the bytecode and all the sources, in the order the modules are usually loaded).
 // Used by the EmbedLua build plugin; fails the build on a syntax error, naming the file.
 
@@ -32,21 +32,25 @@ func readFile(_ path: String) -> [UInt8]? {
     return bytes
 }
 
-let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
-func base64(_ b: [UInt8]) -> String {
-    var out: [UInt8] = []
-    out.reserveCapacity((b.count + 2) / 3 * 4)
-    var i = 0
-    while i < b.count {
-        let n = b.count - i
-        let v = UInt32(b[i]) << 16 | (n > 1 ? UInt32(b[i + 1]) << 8 : 0) | (n > 2 ? UInt32(b[i + 2]) : 0)
-        out.append(alphabet[Int(v >> 18 & 63)])
-        out.append(alphabet[Int(v >> 12 & 63)])
-        out.append(n > 1 ? alphabet[Int(v >> 6 & 63)] : 61)
-        out.append(n > 2 ? alphabet[Int(v & 63)] : 61)
-        i += 3
+// The embedded bytes are string-literal text, one Unicode scalar per byte, of the same value
+// (U+0000-U+00FF): the compiler stores the scalars below U+0080 as one UTF-8 byte and the others
+// as two, so Lua bytecode takes 1.19 bytes a byte (base64 took 1.33) and decoding is a copy with
+// a fix-up for the two-byte ones (LuaHost: EmbeddedText.decode), not base64's arithmetic.
+// Returns the literal's text and how many UTF-8 bytes the compiled literal holds.
+func literal(_ bytes: [UInt8]) -> (text: String, count: Int) {
+    var text: [UInt8] = []
+    text.reserveCapacity(bytes.count + bytes.count / 2)
+    var count = 0
+    for b in bytes {
+        count += b < 0x80 ? 1 : 2
+        switch b {
+        case 0x22: text += Array("\\\"".utf8)
+        case 0x5C: text += Array("\\\\".utf8)
+        case 0x20...0x7E: text.append(b)
+        default: text += Array("\\u{\(String(b, radix: 16))}".utf8)
+        }
     }
-    return String(decoding: out, as: UTF8.self)
+    return (String(decoding: text, as: UTF8.self), count)
 }
 
 final class DumpBuffer { var bytes: [UInt8] = [] }
@@ -57,7 +61,7 @@ let writer: lua_Writer = { _, p, size, ud in
 }
 
 let L = luaL_newstate()!
-struct Entry { let module: String, path: String, bytecode: String, source: String }
+struct Entry { let module: String, path: String, bytecode: [UInt8], source: [UInt8] }
 var entries: [Entry] = []
 for path in args.dropFirst(3) {
     let relative = path.hasPrefix(root) ? String(path.dropFirst(root.count)) : path
@@ -78,7 +82,7 @@ for path in args.dropFirst(3) {
     if module.hasSuffix(".lua") { module.removeLast(4) }
     if module.hasSuffix("/init") { module.removeLast(5) }
     module = module.replacingSlashes()
-    entries.append(Entry(module: module, path: relative, bytecode: base64(dump.bytes), source: base64(source)))
+    entries.append(Entry(module: module, path: relative, bytecode: dump.bytes, source: source))
 }
 
 // The bytecode of the modules every start loads, then those of a plain request, then the
@@ -102,11 +106,14 @@ extension String {
 
 var rows: [String] = []
 var allBytecode = "", allSources = ""
+var bytecodeCount = 0, sourceCount = 0
 for e in entries {
-    let b = allBytecode.utf8.count, s = allSources.utf8.count
-    allBytecode += e.bytecode
-    allSources += e.source
-    rows.append("        (\"\(e.module)\", \"\(e.path)\", \(b)..<\(allBytecode.utf8.count), \(s)..<\(allSources.utf8.count)),")
+    let b = literal(e.bytecode), s = literal(e.source)
+    allBytecode += b.text
+    allSources += s.text
+    rows.append("        (\"\(e.module)\", \"\(e.path)\", \(bytecodeCount)..<\(bytecodeCount + b.count), \(sourceCount)..<\(sourceCount + s.count)),")
+    bytecodeCount += b.count
+    sourceCount += s.count
 }
 
 let text = """
@@ -116,7 +123,7 @@ enum EmbeddedLua {
     static let files: [(module: StaticString, path: StaticString, bytecode: Range<Int>, source: Range<Int>)] = [
 \(rows.joined(separator: "\n"))
     ]
-    /// File i's bytecode and source, base64.
+    /// File i's bytecode and source, as literal text (EmbeddedText.decode gives the bytes).
     static func bytecode(_ i: Int) -> UnsafeBufferPointer<UInt8> { slice(allBytecode, files[i].bytecode) }
     static func source(_ i: Int) -> UnsafeBufferPointer<UInt8> { slice(allSources, files[i].source) }
     private static func slice(_ text: StaticString, _ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {

@@ -37,6 +37,24 @@ test("lunet's own modules load when first required, not at start-up", function()
   truthy(code == 0 and out:find("^false\t.*module 'lunet.no_such_module' not found"), "an unknown module is still an error: " .. out)
 end)
 
+test("a plain one-shot GET with its body redirected loads no auth, printer or secrets module", function()
+  -- What `lunet GET URL > file` runs through: the line, the request, the response. The rest
+  -- (auth options, --auth-type oauth2's check, the printer and its colours, masking) loads when
+  -- a line asks for it.
+  local url = h.env("LUNET_HTTPBIN") .. "/get"
+  local code, out = h.run("(" .. LUNET .. [[ -e 'local status = require("lunet.cli.main").main({ "GET", "]] .. url .. [[" })
+    local loaded = {}
+    for _, m in ipairs({ "lunet.auth.cli", "lunet.secrets", "lunet.cli.render", "lunet.pretty" }) do
+      if package.loaded[m] then loaded[#loaded + 1] = m end
+    end
+    io.stderr:write(status, " [", table.concat(loaded, " "), "]")' 2>&1 >/dev/null)]])
+  eq({ code, out }, { 0, "0 []" }, "status and the modules loaded")
+  -- Asking for headers loads the printer; naming auth loads the auth options.
+  code, out = h.run("(" .. LUNET .. [[ -e 'require("lunet.cli.main").main({ "GET", "]] .. url .. [[", "-h", "--auth", "u:p" })
+    io.stderr:write(tostring(package.loaded["lunet.cli.render"] ~= nil), " ", tostring(package.loaded["lunet.auth.cli"] ~= nil))' 2>&1 >/dev/null)]])
+  eq({ code, out }, { 0, "true true" }, "loaded when asked for")
+end)
+
 test("scripts never load GNU readline: only the prompt on a terminal opens it", function()
   local code, out = h.run(LUNET .. [[ -e 'local n = 0 for l in io.lines("/proc/self/maps") do if l:find("libreadline", 1, true) or l:find("libtinfo", 1, true) then n = n + 1 end end print(n)']])
   eq({ code, out }, { 0, "0\n" }, "no libreadline or libtinfo mapping in a script's process")

@@ -108,9 +108,12 @@ local function session_options(o, q, host)
   -- Cookies the server sets are kept for this run (a redirect, a digest challenge), as HTTPie does.
   s.cookies = true
   if o.cache then s.cache = true end
-  local auth_err
-  s.auth, auth_err = require("lunet.auth.cli").options(o, host)
-  if auth_err then return nil, auth_err end
+  -- lunet.auth.cli loads only for a command line that names auth (a plain GET never does).
+  if o["auth-type"] or o["aws-sigv4"] or o.auth then
+    local auth_err
+    s.auth, auth_err = require("lunet.auth.cli").options(o, host)
+    if auth_err then return nil, auth_err end
+  end
   return s
 end
 
@@ -247,11 +250,13 @@ local function run(argv)
     sopts.read_only = o["session-read-only"] ~= nil
   end
   local session = http.session(sopts)
-  local auth_problem = require("lunet.auth.cli").check_session(o, session)
+  local auth_problem = o["auth-type"] == "oauth2" and require("lunet.auth.cli").check_session(o, session)
   if auth_problem then say("%s", auth_problem) return EXIT.usage end
   local opts = request_options(q, want.H)
   if o.curl or o.offline then require("lunet.auth.cli").show_api_key(q, opts, session._options.auth) end
-  local render = require "lunet.cli.render"
+  -- The printer loads when something is printed beyond the body itself (a redirected body is
+  -- written byte for byte, with no formatting to load).
+  local render = setmetatable({}, { __index = function(_, name) return require("lunet.cli.render")[name] end })
 
   local chunks = {}
   local function emit(s) chunks[#chunks + 1] = s end
