@@ -119,6 +119,9 @@ public final class Transfer {
         deferredResult = nil
         pendingChunks.removeAll()
         state = .finished
+        // A finished transfer lets go of its callbacks: one that names its transfer (to cancel
+        // it, say) would otherwise keep both alive, with the curl handle, for good.
+        onEvents = nil
         let done = completion
         completion = nil
         done?(result)

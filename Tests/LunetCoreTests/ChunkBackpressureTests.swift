@@ -85,4 +85,27 @@ final class ChunkBackpressureTests: XCTestCase {
         XCTAssertEqual(e.kind, .cancelled)
         XCTAssertEqual(loop.liveTransfers, 0)
     }
+
+    func testAFinishedTransferLetsGoOfACallbackThatNamesIt() throws {
+        // The callback holds its transfer (as the cancel above does); once the transfer is over,
+        // neither may keep the other alive (AddressSanitizer reported the pair as leaked).
+        let (url, _) = try bigFile()
+        let loop = EventLoop()
+        let session = Session(loop: loop)
+        weak var gone: Transfer?
+        var outcome: Result<HTTPResponse, LunetError>?
+        do {
+            var transfer: Transfer!
+            transfer = session.send(HTTPRequest(url: url), configure: { t in
+                t.streamChunks = true
+                t.chunkBufferLimit = 64 << 10
+                t.onEvents = { _, _ in loop.addTimer(after: 0) { loop.cancel(transfer) } }
+            }) { outcome = $0 }
+            gone = transfer
+            loop.run { outcome != nil }
+        }   // the variable goes out of scope; the callback still names it
+        XCTAssertNotNil(outcome)
+        loop.runOnce(wait: false)   // one more turn: whatever the loop still held is let go
+        XCTAssertNil(gone, "the transfer was freed")
+    }
 }

@@ -103,8 +103,13 @@ test("a process that sent a request leaves with its status and all it wrote (lib
   os.remove(path) os.remove(stdout)
   -- The libraries' exit-time work did not run: the loader reports each library's finaliser
   -- it calls (LD_DEBUG=files); a process that never loaded libcurl leaves the usual way.
+  -- Under a sanitizer the process leaves normally (its leak check is an exit handler).
   local code, out = h.run("LD_DEBUG=files " .. LUNET .. " -e 'http.get(\"" .. HTTPBIN .. "/get\")' 2>&1 | grep -c \"calling fini\"")
-  eq(out, "0\n", "no finaliser after a request")
+  if h.sanitizer then
+    truthy(tonumber(out) > 0, "finalisers under " .. h.sanitizer .. ": " .. out)
+  else
+    eq(out, "0\n", "no finaliser after a request")
+  end
   code, out = h.run("LD_DEBUG=files " .. LUNET .. " -e 'print(1)' 2>&1 | grep -c \"calling fini: .*liblua\"")
   eq(out, "1\n", "liblua's finaliser without one")
 end)
