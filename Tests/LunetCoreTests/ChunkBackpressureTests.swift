@@ -68,43 +68,40 @@ final class ChunkBackpressureTests: XCTestCase {
         XCTAssertFalse(completedWhileBusy, "the transfer completed only after its consumer was through")
     }
 
-    func testACancelWhileTheConsumerIsBusyCompletesAtOnce() throws {
+    /// Streams the big file to a consumer that never finishes its first batch and cancels the
+    /// transfer from there (its callback names the transfer); runs the loop until it is over.
+    private func cancelFromABusyConsumer(_ loop: EventLoop) throws -> (outcome: Result<HTTPResponse, LunetError>?, transfer: Transfer) {
         let (url, _) = try bigFile()
-        let loop = EventLoop()
         let session = Session(loop: loop)
         var outcome: Result<HTTPResponse, LunetError>?
         var transfer: Transfer!
         transfer = session.send(HTTPRequest(url: url), configure: { t in
             t.streamChunks = true
             t.chunkBufferLimit = 64 << 10
-            // A consumer that never finishes its first batch.
             t.onEvents = { _, _ in loop.addTimer(after: 0) { loop.cancel(transfer) } }
         }) { outcome = $0 }
         loop.run { outcome != nil }
+        return (outcome, transfer)
+    }
+
+    func testACancelWhileTheConsumerIsBusyCompletesAtOnce() throws {
+        let loop = EventLoop()
+        let outcome = try cancelFromABusyConsumer(loop).outcome
         guard case .failure(let e)? = outcome else { return XCTFail("expected a cancel, got \(String(describing: outcome))") }
         XCTAssertEqual(e.kind, .cancelled)
         XCTAssertEqual(loop.liveTransfers, 0)
     }
 
     func testAFinishedTransferLetsGoOfACallbackThatNamesIt() throws {
-        // The callback holds its transfer (as the cancel above does); once the transfer is over,
-        // neither may keep the other alive (AddressSanitizer reported the pair as leaked).
-        let (url, _) = try bigFile()
+        // The callback holds its transfer; once the transfer is over, neither may keep the other
+        // alive (AddressSanitizer reported the pair, with its curl handle, as leaked).
         let loop = EventLoop()
-        let session = Session(loop: loop)
         weak var gone: Transfer?
-        var outcome: Result<HTTPResponse, LunetError>?
         do {
-            var transfer: Transfer!
-            transfer = session.send(HTTPRequest(url: url), configure: { t in
-                t.streamChunks = true
-                t.chunkBufferLimit = 64 << 10
-                t.onEvents = { _, _ in loop.addTimer(after: 0) { loop.cancel(transfer) } }
-            }) { outcome = $0 }
+            let (outcome, transfer) = try cancelFromABusyConsumer(loop)
+            XCTAssertNotNil(outcome)
             gone = transfer
-            loop.run { outcome != nil }
-        }   // the variable goes out of scope; the callback still names it
-        XCTAssertNotNil(outcome)
+        }   // the helper's variable is gone too; only the callback could still name the transfer
         loop.runOnce(wait: false)   // one more turn: whatever the loop still held is let go
         XCTAssertNil(gone, "the transfer was freed")
     }
