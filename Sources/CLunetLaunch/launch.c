@@ -2,8 +2,8 @@
 // happens as early as the process can do anything (after the dynamic loader, before the Swift
 // runtime and the argument parsing).
 //
-// 1. glibc's fastbins off (see CLunetLaunch.h), before anything is allocated in earnest and
-//    before a second thread exists.
+// 1. glibc's fastbins off (tune_malloc), before anything is allocated in earnest and before a
+//    second thread exists.
 // 2. Leaving without the exit handlers of libcurl's libraries, once they are loaded
 //    (curl_loader.c, lunet_allow_fast_exit).
 // 3. When the arguments make a request certain or likely, the libcurl preload thread starts here
@@ -53,7 +53,9 @@ static int names_http(const char *chunk) {
     return 0;
 }
 
-int lunet_launch_predicts_request(int argc, char **argv) {
+// 1 when these arguments make a request certain (`lunet GET ...`, `lunet http://...`) or likely
+// (an -e chunk that names `http`). Pure but for access(2) on the first argument.
+static int predicts_request(int argc, char **argv) {
     if (argc < 2 || !argv || !argv[1]) return 0;
     const char *first = argv[1];
     // The one-shot command line: `lunet METHOD ...` or `lunet URL ...`, unless that first word
@@ -75,7 +77,13 @@ int lunet_launch_predicts_request(int argc, char **argv) {
     return 0;
 }
 
-void lunet_launch_tune_malloc(void) {
+// Why fastbins off: Lua's collector frees a decoded document's objects by the hundred thousand;
+// glibc parks small freed chunks in fastbins and merges them all (malloc_consolidate) at the
+// next large request, which a growing table or stack makes soon. On the 5 MB JSON benchmark that
+// merging was a sixth of the profile; without fastbins small chunks are merged as they are freed
+// and the per-size tcache still serves the common alloc/free pairs (docs/benchmarks.md, after
+// section (f)). Only the executable does this: a program that embeds lunet owns its allocator.
+static void tune_malloc(void) {
     // A GLIBC_TUNABLES setting that names mxfast wins (so the two can be compared on one binary).
     const char *tunables = getenv("GLIBC_TUNABLES");
     if (tunables && strstr(tunables, "mxfast")) return;
@@ -84,10 +92,10 @@ void lunet_launch_tune_malloc(void) {
 
 __attribute__((constructor)) static void lunet_launch(int argc, char **argv, char **envp) {
     (void)envp;
-    lunet_launch_tune_malloc();
+    tune_malloc();
     lunet_curl_allow_preload();
     lunet_allow_fast_exit();
-    if (lunet_launch_predicts_request(argc, argv)) lunet_curl_preload();
+    if (predicts_request(argc, argv)) lunet_curl_preload();
 }
 
 int lunet_launch_linked(void) { return 1; }
