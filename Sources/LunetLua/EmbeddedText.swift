@@ -1,27 +1,28 @@
-/// Decoding the text lunet-luac stores each lua/ file's bytecode and source as: one Unicode
-/// scalar per byte, of the same value (U+0000-U+00FF), in the UTF-8 the compiler keeps.
+/// Decoding the text lunet-luac stores each lua/ file's bytecode and source as: every seven bytes
+/// of the file as eight bytes below 0x80, seven bits each, low bits first (lunet-luac's `literal`
+/// says why). The text is a whole number of eight-byte groups; `count` is the file's real size.
 enum EmbeddedText {
-    static func decode(_ text: UnsafeBufferPointer<UInt8>) -> [UInt8] {
-        // Runs at every start over the bytecode of the modules the program loads: a copy a
-        // byte, through unchecked pointers, two bytes into one for U+0080-U+00FF.
-        [UInt8](unsafeUninitializedCapacity: text.count) { out, count in
-            let n = text.count
+    static func decode(_ text: UnsafeBufferPointer<UInt8>, count: Int) -> [UInt8] {
+        let groups = text.count / 8
+        precondition(text.count % 8 == 0 && count <= groups * 7, "embedded text of a wrong size")
+        guard let source = UnsafeRawPointer(text.baseAddress), groups > 0 else { return [] }
+        // Runs at every start over the bytecode of the modules the program loads: per group, one
+        // load, three shift-and-mask steps that close the gaps (pairs of 7 bits into 14, then 28,
+        // then 56), one store of eight bytes whose last the next group's store overwrites (so
+        // the buffer has one byte to spare).
+        return [UInt8](unsafeUninitializedCapacity: groups * 7 + 1) { out, written in
+            let target = UnsafeMutableRawPointer(out.baseAddress!)
             var i = 0, o = 0
-            while i < n {
-                let lead = text[i]
-                if lead < 0x80 {
-                    out[o] = lead
-                    i += 1
-                } else {
-                    // 110000xx 10xxxxxx. The text is the compiler's copy of what lunet-luac
-                    // wrote: never cut short; if it were, the partial scalar is left out.
-                    guard i + 1 < n else { break }
-                    out[o] = lead << 6 | text[i + 1] & 0x3F
-                    i += 2
-                }
-                o += 1
+            while i < groups * 8 {
+                var x = UInt64(littleEndian: source.loadUnaligned(fromByteOffset: i, as: UInt64.self))
+                x = (x & 0x007F_007F_007F_007F) | ((x >> 1) & 0x3F80_3F80_3F80_3F80)
+                x = (x & 0x0000_3FFF_0000_3FFF) | ((x >> 2) & 0x0FFF_C000_0FFF_C000)
+                x = (x & 0x0000_0000_0FFF_FFFF) | ((x >> 4) & 0x00FF_FFFF_F000_0000)
+                target.storeBytes(of: x.littleEndian, toByteOffset: o, as: UInt64.self)
+                i += 8
+                o += 7
             }
-            count = o
+            written = count
         }
     }
 }

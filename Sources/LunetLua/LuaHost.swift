@@ -141,8 +141,14 @@ public final class LuaHost {
     /// loaded now (require then runs it and keeps its value in package.loaded), or nothing.
     private static let embeddedChunk: lunet_SwiftFunction = { L in
         let L = L!
-        guard let name = LuaStack(L).string(2),
-              let index = EmbeddedLua.files.firstIndex(where: { $0.module.description == name }) else { return 0 }
+        guard lua_type(L, 2) == LUA_TSTRING else { return 0 }
+        var length = 0
+        let name = lua_tolstring(L, 2, &length)!
+        // The names compared as bytes: a String of each module's name was made for every
+        // comparison, a few thousand instructions for each module a program loads.
+        guard let index = EmbeddedLua.files.firstIndex(where: {
+            $0.module.utf8CodeUnitCount == length && memcmp($0.module.utf8Start, name, length) == 0
+        }) else { return 0 }
         return LuaHost.from(L).loadEmbedded(index, on: L) ? 1 : 0
     }
 
@@ -150,16 +156,18 @@ public final class LuaHost {
         let s = LuaStack(L)
         let path = EmbeddedLua.files[index].path
         let name = "@" + path.description
-        for (text, mode) in [(EmbeddedLua.bytecode(index), "b"), (EmbeddedLua.source(index), "t")] {
-            let bytes = EmbeddedText.decode(text)
-            let status = bytes.withUnsafeBufferPointer { b in
-                b.withMemoryRebound(to: CChar.self) { lunet_loadbuffer(L, $0.baseAddress, $0.count, name, mode) }
-            }
-            if status == LUA_OK { return true }
-            if mode == "t" { reportError("could not load \(path): \(s.string(-1) ?? "?")") }
-            s.pop()
-        }
+        if load(EmbeddedLua.bytecode(index), name: name, mode: "b", on: L) { return true }
+        s.pop()   // another Lua's bytecode format: its source instead
+        if load(EmbeddedLua.source(index), name: name, mode: "t", on: L) { return true }
+        reportError("could not load \(path): \(s.string(-1) ?? "?")")
+        s.pop()
         return false
+    }
+
+    private func load(_ bytes: [UInt8], name: String, mode: String, on L: OpaquePointer) -> Bool {
+        bytes.withUnsafeBufferPointer { b in
+            b.withMemoryRebound(to: CChar.self) { lunet_loadbuffer(L, $0.baseAddress, $0.count, name, mode) }
+        } == LUA_OK
     }
 
     private func requirePrelude(globals: Bool) throws(LunetError) {

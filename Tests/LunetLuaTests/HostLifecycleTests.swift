@@ -43,10 +43,10 @@ final class HostLifecycleTests: XCTestCase {
         let embedded = Set(EmbeddedLua.files.map { $0.path.description })
         XCTAssertEqual(embedded, onDisk, "every file under lua/ is compiled into the host")
         for (index, file) in EmbeddedLua.files.enumerated() {
-            XCTAssertEqual(EmbeddedText.decode(EmbeddedLua.bytecode(index)).prefix(4), [0x1B, 0x4C, 0x75, 0x61], "\(file.path) is bytecode")
+            XCTAssertEqual(EmbeddedLua.bytecode(index).prefix(4), [0x1B, 0x4C, 0x75, 0x61], "\(file.path) is bytecode")
             // The source in the same place is this file's (its bytes on disk).
             let onDisk = try Data(contentsOf: root.appendingPathComponent(file.path.description))
-            XCTAssertEqual(EmbeddedText.decode(EmbeddedLua.source(index)), Array(onDisk), "\(file.path)'s source")
+            XCTAssertEqual(EmbeddedLua.source(index), Array(onDisk), "\(file.path)'s source")
         }
         // Each file's bytecode follows the one before it (one literal, in load order).
         for index in EmbeddedLua.files.indices.dropFirst() {
