@@ -51,7 +51,7 @@ baseline_binary() {
   # The flags of scripts/build-release (the static-libstdc++ linker script of this checkout:
   # older commits lack it, and start-up is not measured here).
   (cd "$dir/src" && timeout 3600 swift build -c release --static-swift-stdlib \
-    -Xswiftc -L -Xswiftc "$ROOT/scripts/link-static-cxx" --product lunet) </dev/null >"$dir/build.log" 2>&1 || {
+    -Xswiftc -L -Xswiftc "$ROOT/scripts/link" --product lunet) </dev/null >"$dir/build.log" 2>&1 || {
     say "the baseline build failed: $(tail -5 "$dir/build.log")"
     return 1
   }
