@@ -11,6 +11,8 @@
 //    (~4-5 ms, what `curl` itself spends before it sends): started at `main` it began ~0.7 ms
 //    later, while the loader, the Swift runtime and the command line parsing ran.
 //
+// 4. The arguments, kept for the Swift runtime (see _swift_stdlib_getUnsafeArgvArgc below).
+//
 // The prediction is narrow on purpose: every command line it accepts is one main.swift treats as
 // a request, or an -e chunk that names `http`, which starts the same preload when it runs. A
 // wrong guess costs only CPU on another core and, at exit, waiting for that thread to finish.
@@ -90,8 +92,30 @@ static void tune_malloc(void) {
     lunet_malloc_no_fastbins();
 }
 
+// The process's arguments, as glibc hands them to each ELF constructor.
+static char *no_arguments[] = {NULL};
+static char **launch_argv = no_arguments;
+static int launch_argc;
+
+// Where Swift's `CommandLine` gets the arguments from. The runtime's own version (its
+// CommandLine.cpp) comes with a static initializer that finds them by reading /proc/self/maps
+// line by line, with fopen and sscanf, at every start, whether or not the program ever asks:
+// ~0.1 ms of each process here, more when the libcurl preload is mapping libraries at the same
+// time (the kernel holds the mappings' lock for both). Defined here, in the program, it keeps
+// that object and its initializer out of the static link; the release build has no such read
+// (Tests/lua/startup_test.lua, on a build with the Swift runtime linked in). A build with the
+// runtime as a shared library keeps the runtime's own version and never calls this one.
+__attribute__((swiftcall)) char **_swift_stdlib_getUnsafeArgvArgc(int *count) {
+    *count = launch_argc;
+    return launch_argv;
+}
+
 __attribute__((constructor)) static void lunet_launch(int argc, char **argv, char **envp) {
     (void)envp;
+    if (argv) {
+        launch_argv = argv;
+        launch_argc = argc;
+    }
     tune_malloc();
     lunet_curl_allow_preload();
     lunet_allow_fast_exit();
