@@ -160,4 +160,19 @@ test("a hundred thousand pending tasks are fine", function()
   eq(n, 100000, "every continuation ran")
 end)
 
+test("tasks, errors and responses do not go through the global setmetatable and getmetatable", function()
+  -- lunet's modules use the C functions (runtime.lua): the prelude's wrappers of the globals cost
+  -- a Lua call for every task and response, and a script's own replacement must not reach them.
+  local code, out = h.run(h.lunet() .. [[ -e '
+    local real_set, real_get = setmetatable, getmetatable
+    setmetatable = function() error("the global setmetatable was called") end
+    getmetatable = function() error("the global getmetatable was called") end
+    local t = task.resolved(1):next(function(v) return v + 1 end)
+    local e = require("lunet.errors").new("argument", "x")
+    local r = http.get("]] .. h.env("LUNET_HTTPBIN") .. [[/get")
+    setmetatable, getmetatable = real_set, real_get
+    print(t:await(), require("lunet.errors").is(e), r.status, r.headers["content-type"])']])
+  eq({ code, out }, { 0, "2\ttrue\t200\tapplication/json\n" }, "status and output")
+end)
+
 h.done()

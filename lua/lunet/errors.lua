@@ -1,6 +1,9 @@
 -- Error objects. Every failure lunet raises is a table with `kind`, `message`, `url` (and
 -- `response` when there was one) whose __tostring reads well. Swift makes them too: it finds
 -- this metatable in the registry under "lunet.Error".
+local runtime = require "lunet.runtime"
+local setmetatable, getmetatable = runtime.setmetatable, runtime.getmetatable   -- the C ones (runtime.lua)
+
 local Error = {}
 Error.__name = "lunet.Error"
 Error.__index = Error

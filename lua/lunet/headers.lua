@@ -1,6 +1,9 @@
 -- Header tables: look-ups ignore case (h["content-type"] == h["Content-Type"]), repeated fields
 -- read as one value joined with ", " (RFC 9110 §5.3) or as a list with h:all(name), and the
 -- fields keep the order they arrived in for printing (h:list()).
+local runtime = require "lunet.runtime"
+local setmetatable, getmetatable = runtime.setmetatable, runtime.getmetatable   -- the C ones (runtime.lua)
+
 local Headers = {}
 Headers.__name = "lunet.Headers"
 

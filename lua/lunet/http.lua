@@ -4,6 +4,8 @@ local core = require "lunet.core"
 -- another thread now, while the script builds it (only in the lunet program; see curl_loader.c).
 core.curl_preload()
 local errors = require "lunet.errors"
+local runtime = require "lunet.runtime"
+local setmetatable, getmetatable = runtime.setmetatable, runtime.getmetatable   -- the C ones (runtime.lua)
 local task = require "lunet.task"
 local url = require "lunet.url"
 local json = require "lunet.json"

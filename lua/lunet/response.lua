@@ -3,6 +3,8 @@
 -- runs at most once per response.
 local core = require "lunet.core"
 local headers = require "lunet.headers"
+local runtime = require "lunet.runtime"
+local setmetatable, getmetatable = runtime.setmetatable, runtime.getmetatable   -- the C ones (runtime.lua)
 
 local Response = {}
 Response.__name = "lunet.Response"

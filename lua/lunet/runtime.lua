@@ -11,6 +11,11 @@ local core = require "lunet.core"
 
 local M = {}
 
+-- The C setmetatable and getmetatable, for lunet's own modules. The prelude wraps the globals
+-- (so that a script looking at _G's metatable first gets the lazy globals loaded); this module
+-- loads before it does. Through the wrappers every task and response made paid a Lua call more.
+M.setmetatable, M.getmetatable = setmetatable, getmetatable
+
 --- The private marker a host await yields with. Nothing else can produce it.
 local AWAIT = setmetatable({}, { __name = "lunet.await" })
 M.AWAIT = AWAIT

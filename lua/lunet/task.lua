@@ -8,6 +8,7 @@
 local core = require "lunet.core"
 local errors = require "lunet.errors"
 local runtime = require "lunet.runtime"
+local setmetatable, getmetatable = runtime.setmetatable, runtime.getmetatable   -- the C ones (runtime.lua)
 
 local defer, AWAIT = runtime.defer, runtime.AWAIT
 local traceback = debug.traceback
