@@ -513,6 +513,13 @@ public enum CurlGlobal {
     public static func preload() { lunet_curl_preload() }
     /// Waits for the preload thread, if one was started.
     public static func waitForPreload() { lunet_curl_preload_wait() }
+    /// "Accept-Encoding: deflate, gzip, br, zstd", the codings the loaded libcurl decodes
+    /// (Transfer.configureHeaderList sends it); nil when it decodes none. Read after libcurl has
+    /// loaded.
+    static let acceptEncodingLine: String? = {
+        let codings = String(cString: lunet_curl_accept_encodings())
+        return codings.isEmpty ? nil : "Accept-Encoding: " + codings
+    }()
     /// curl's version line (opens libcurl), or why it cannot be opened.
     public static var version: String {
         if let problem = load() { return "(\(problem.message))" }

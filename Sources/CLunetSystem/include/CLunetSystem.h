@@ -32,6 +32,7 @@ void lunet_malloc_no_fastbins(void);
 typedef struct {
     CURLcode (*global_init)(long);
     char *(*version)(void);
+    curl_version_info_data *(*version_info)(CURLversion);
     CURL *(*easy_init)(void);
     void (*easy_cleanup)(CURL *);
     void (*easy_reset)(CURL *);
@@ -81,6 +82,8 @@ void lunet_allow_fast_exit(void);
 void lunet_curl_preload(void);
 /// Waits for a preload thread to finish (main thread only; nothing if none was started).
 void lunet_curl_preload_wait(void);
+/// "deflate, gzip, br, zstd": the codings the loaded libcurl decodes, in its order ("" if none).
+const char *lunet_curl_accept_encodings(void);
 /// lunet_curl_load, or exit with the reason on standard error (for paths that cannot report).
 void lunet_curl_require(void);
 
