@@ -165,7 +165,11 @@ for k in lunet_spawn lunet_async; do
   [[ -n ${D_RPS[$k]:-} && ${D_OK[$k]} != "${D_N[$k]}" ]] && spoiled=1 # not every response a good 200
   ratio_goal "lunet $l/libcurl floor CPU per request" "${D_CPU[$k]:-}" "${D_CPU[floor]:-}" '<=' 1.4 "$spoiled"
   ratio_goal "lunet $l/wrk req/s" "${D_RPS[$k]:-}" "${D_RPS[wrk]:-}" '>=' 0.6 "$spoiled"
-  ratio_goal "lunet $l/curl --parallel req/s" "${D_RPS[$k]:-}" "${D_RPS[curl]:-}" '>=' 2 "$spoiled"
+  # Issue 17 retired the ">= 2x curl --parallel" goal: libcurl driven from C, the floor, reaches
+  # only ~2.3x itself, so the fair anchor is the floor. The ratio is still shown.
+  if [[ -n ${D_RPS[$k]:-} && -n ${D_RPS[curl]:-} ]]; then
+    printf '    %-56s %s\n' "lunet $l/curl --parallel req/s = $(calc '%.2f' "${D_RPS[$k]} / ${D_RPS[curl]}")x" "(no goal: retired by issue 17 for the floor)"
+  fi
   if [[ -n ${D_CPU[$k]:-} && ${D_CPU[$k]} != - && -n ${D_CPU[wrk]:-} && ${D_CPU[wrk]} != - ]]; then
     printf '    %-56s %s\n' "lunet $l/wrk CPU per request = $(calc '%.2f' "${D_CPU[$k]} / ${D_CPU[wrk]}")x" "(no goal: issue 17 measures CPU against the floor)"
   fi
