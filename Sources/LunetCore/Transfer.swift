@@ -277,8 +277,10 @@ public final class Transfer {
         // in the list, so that it has the same place on the wire (right after Accept). curl
         // writes its own through its printf a byte at a time, twice (into a string, then into the
         // request): ~4k instructions of every request (concurrent benchmark, callgrind); a line
-        // of the list goes once. Decoding still follows CURLOPT_ACCEPT_ENCODING.
-        if decodesBody, !request.headers.contains("Accept-Encoding"),
+        // of the list goes once. Decoding still follows CURLOPT_ACCEPT_ENCODING. Not under SigV4:
+        // libcurl signs the list's fields, and a proxy that rewrites Accept-Encoding would then
+        // break the signature.
+        if decodesBody, !signsWithAWS, !request.headers.contains("Accept-Encoding"),
            !request.removedHeaders.contains(where: { $0.caseInsensitiveEquals("Accept-Encoding") }) {
             if let line = CurlGlobal.acceptEncodingLine { list = line.withCString { lunet_curl_slist_append(list, $0) } }
         }
