@@ -574,13 +574,18 @@ public final class Transfer {
     }
 
     private func reasonPhrase(status: Int) -> String {
-        // "HTTP/1.1 404 Not Found": the phrase is what follows the second space.
-        let u = statusLine.utf8
-        if let first = u.firstIndex(of: 0x20), let second = u[u.index(after: first)...].firstIndex(of: 0x20) {
-            let phrase = statusLine[u.index(after: second)...]
-            if !phrase.isEmpty { return String(phrase) }
+        // "HTTP/1.1 404 Not Found": the phrase is what follows the second space, read as bytes
+        // (String's index-based search was ~1k instructions a response). The usual phrase for
+        // the status is a literal: no new string for most responses.
+        var line = statusLine
+        return line.withUTF8 { u in
+            let standard = HTTPResponse.standardReason(status)
+            guard let first = u.firstIndex(of: 0x20), let second = u[(first + 1)...].firstIndex(of: 0x20),
+                  second + 1 < u.count else { return standard }
+            let phrase = UnsafeBufferPointer(rebasing: u[(second + 1)...])
+            if standard.utf8.elementsEqual(phrase) { return standard }
+            return String(decoding: phrase, as: UTF8.self)
         }
-        return HTTPResponse.standardReason(status)
     }
 
     /// Why a transfer that libcurl finished without an error did not succeed after all, if it did not.
