@@ -5,17 +5,16 @@
 -- argument finder replaced (docs/architecture.md, "Start-up").
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local eq, truthy = h.eq, h.truthy
+local test = test or h.test
 -- scripts/sanitize runs the test files with a sanitized debug build and builds no release
--- binary: there is nothing here for it to check.
-local skip = h.sanitizer and { skip = "the release binary is not what scripts/sanitize checks" } or nil
-local run_test = test or h.test
-local function test(name, fn) if skip then run_test(name, skip, fn) else run_test(name, fn) end end
-local RELEASE = skip and "" or h.env("LUNET_RELEASE")
+-- binary: the link checks skip there, and the others run on the sanitized build.
+local link = h.sanitizer and { skip = "the release link is not what scripts/sanitize checks" } or {}
+local RELEASE = h.sanitizer and h.lunet() or h.env("LUNET_RELEASE")
 local HTTPBIN = h.env("LUNET_HTTPBIN")
 
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
-test("it needs only libc, libm and liblua5.4, and has no run path", function()
+test("it needs only libc, libm and liblua5.4, and has no run path", link, function()
   local code, out = h.run("readelf -d " .. q(RELEASE))
   eq(code, 0, "readelf")
   local needed = {}
@@ -25,7 +24,7 @@ test("it needs only libc, libm and liblua5.4, and has no run path", function()
   eq(out:find("RUNPATH", 1, true) or out:find("RPATH", 1, true), nil, "no run path: no lookups beside the binary")
 end)
 
-test("the Swift runtime's /proc/self/maps reader is not linked in; lunet's argument getter is", function()
+test("the Swift runtime's /proc/self/maps reader is not linked in; lunet's argument getter is", link, function()
   local code, out = h.run("nm " .. q(RELEASE))
   eq(code, 0, "nm")
   eq(out:find("CommandLine.cpp", 1, true), nil, "the runtime's CommandLine.cpp initializer")
