@@ -110,6 +110,11 @@ __attribute__((swiftcall)) char **_swift_stdlib_getUnsafeArgvArgc(int *count) {
     return launch_argv;
 }
 
+char **lunet_launch_arguments(int *count) {
+    *count = launch_argc;
+    return launch_argv;
+}
+
 __attribute__((constructor)) static void lunet_launch(int argc, char **argv, char **envp) {
     (void)envp;
     if (argv) {

@@ -9,6 +9,12 @@ import LunetLua
 // Before this line ran: malloc tuning and, for a command line that will send, the libcurl
 // preload (CLunetLaunch/launch.c, an ELF constructor).
 _ = lunet_launch_linked()
+/// The arguments, from launch.c (see lunet_launch_arguments: not through Swift's CommandLine).
+let processArguments: [String] = {
+    var count: Int32 = 0
+    guard let argv = lunet_launch_arguments(&count) else { return [] }
+    return (0..<Int(count)).map { i in argv[i].map { String(cString: $0) } ?? "" }
+}()
 signal(SIGPIPE, SIG_IGN)
 // A file-size limit (ulimit -f) must fail the write with EFBIG, which downloads report as kind
 // "io", instead of killing the process.
@@ -16,7 +22,7 @@ signal(SIGXFSZ, SIG_IGN)
 
 let invocation: Invocation
 do {
-    invocation = try Invocation.parse(CommandLine.arguments)
+    invocation = try Invocation.parse(processArguments)
 } catch {
     writeError("lunet: \(error)\n")
     leave(2)
@@ -51,9 +57,9 @@ do {
 var status: Int32 = 0
 if case .test(let arguments) = invocation.mode {
     // The runner returns the exit status; leave at once (a timed-out test's work is abandoned).
-    host.setScriptArguments(interpreter: [CommandLine.arguments[0]], script: "test", arguments: arguments)
+    host.setScriptArguments(interpreter: [processArguments[0]], script: "test", arguments: arguments)
     host.setGlobal("__lunet_test_args", .array(arguments.map { .string($0) }))
-    host.setGlobal("__lunet_binary", .string(CommandLine.arguments[0]))
+    host.setGlobal("__lunet_binary", .string(processArguments[0]))
     let code = host.run(.string("""
         local args, binary = __lunet_test_args, __lunet_binary
         __lunet_test_args, __lunet_binary = nil, nil
@@ -64,7 +70,7 @@ if case .test(let arguments) = invocation.mode {
 }
 if case .request(let arguments) = invocation.mode {
     // The one-shot command line (lua/lunet/cli/main.lua) returns the exit status.
-    host.setScriptArguments(interpreter: [CommandLine.arguments[0]], script: "", arguments: arguments)
+    host.setScriptArguments(interpreter: [processArguments[0]], script: "", arguments: arguments)
     host.setGlobal("__lunet_cli_args", .array(arguments.map { .string($0) }))
     let code = host.run(.string("""
         local args = __lunet_cli_args
@@ -80,9 +86,14 @@ if let har = invocation.har {
     host.setGlobal("__lunet_har", .string(har))
     _ = host.run(.string("http.record(__lunet_har); __lunet_har = nil", name: "=--har"))
 }
-var scriptName = ""
-if case .script(let path) = invocation.mode { scriptName = path }
-host.setScriptArguments(interpreter: invocation.interpreterArguments, script: scriptName, arguments: invocation.scriptArguments)
+if case .script(let path) = invocation.mode, !path.isEmpty {   // "": -e chunks alone
+    host.setScriptArguments(interpreter: invocation.interpreterArguments, script: path, arguments: invocation.scriptArguments)
+} else {
+    // No script (-e chunks, the prompt): as lua5.4, the interpreter's name at 0, its options after.
+    let interpreter = invocation.interpreterArguments
+    host.setScriptArguments(interpreter: [], script: interpreter.first ?? "lunet",
+                            arguments: Array(interpreter.dropFirst()) + invocation.scriptArguments)
+}
 
 // As lua5.4: LUA_INIT_5_4 (else LUA_INIT) first, a chunk or "@file"; then -W; then -e and -l
 // in the order given.

@@ -85,6 +85,16 @@ test("lua5.4 parity: -l mod, -l g=mod, -lmod, in order with -e", function()
   eq(ours, { 0, "mymod\tmymod\ntable\n" }, "what both print")
 end)
 
+test("lua5.4 parity: arg without a script holds the interpreter at 0 and its options after it", function()
+  local line = [[-e 'local t = {} for i = -3, #arg do t[#t + 1] = tostring(arg[i]):gsub("^.*/", "") end print(table.concat(t, " "), select("#", ...))']]
+  local theirs, ours = both(line)
+  theirs[2] = theirs[2]:gsub("lua5%.4", "PROG", 1)
+  ours[2] = ours[2]:gsub("lunet", "PROG", 1)
+  eq(ours, theirs, "lunet, then lua5.4")
+  theirs, ours = both([[-e 'print(arg[0]:gsub("^.*/", ""), #arg)' -]] .. " x y </dev/null")
+  eq(ours, theirs, "with - as the script: arg[0] is -")
+end)
+
 test("lua5.4 parity: LUA_INIT and LUA_INIT_5_4 (a chunk or @file) run first; -E ignores them and LUA_PATH", function()
   local theirs, ours = both([[-e 'print(x)']], "LUA_INIT='x = 1'")
   eq(ours, theirs, "LUA_INIT")
