@@ -1,3 +1,5 @@
+import Glibc
+
 /// Decoding the text lunet-luac stores each lua/ file's bytecode and source as: every seven bytes
 /// of the file as eight bytes below 0x80, seven bits each, low bits first (lunet-luac's `literal`
 /// says why). The text is a whole number of eight-byte groups; `count` is the file's real size.
@@ -24,5 +26,20 @@ enum EmbeddedText {
             }
             written = count
         }
+    }
+
+    /// Gives back the pages of `text` (a literal of the executable, never written) that lie
+    /// wholly inside it: they leave the resident set, stay in the page cache, and come back
+    /// from the file if read again. A module's text is read once, when it loads; without this
+    /// the pages read (and the 64 KB around each that the kernel maps with it) stayed resident
+    /// for the life of the process. Only pages wholly inside: a page shared with other data is
+    /// left alone (MADV_DONTNEED would drop a private copy of anything written there).
+    static func release(_ text: UnsafeRawBufferPointer) {
+        guard let base = text.baseAddress else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = (Int(bitPattern: base) + page - 1) / page * page
+        let end = (Int(bitPattern: base) + text.count) / page * page
+        guard end > start, let p = UnsafeMutableRawPointer(bitPattern: start) else { return }
+        _ = madvise(p, end - start, Int32(MADV_DONTNEED))
     }
 }

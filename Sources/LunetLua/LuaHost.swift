@@ -28,6 +28,17 @@ public final class LuaHost {
         lastTransferID += 1
         return lastTransferID
     }
+    /// After the first request has been handed to the core: the modules a program starts with
+    /// are loaded by then, and libcurl too (the main thread waited for the preload thread), so
+    /// no other CPU of the process has to drop the mappings with it.
+    func requestStarted() {
+        guard !releasesEmbeddedText else { return }
+        releasesEmbeddedText = true
+        for text in EmbeddedLua.texts { EmbeddedText.release(text) }
+    }
+    /// Set at the first request: from then on the embedded Lua's pages go back after each module
+    /// load (EmbeddedText.release).
+    private var releasesEmbeddedText = false
     private var drainRef: Int32 = LUA_NOREF
     private var deliverRef: Int32 = LUA_NOREF
     private var hostRef: Int32 = LUA_NOREF
@@ -156,7 +167,10 @@ public final class LuaHost {
         let s = LuaStack(L)
         let path = EmbeddedLua.files[index].path
         let name = "@" + path.description
-        if load(EmbeddedLua.bytecode(index), name: name, mode: "b", on: L) { return true }
+        if load(EmbeddedLua.bytecode(index), name: name, mode: "b", on: L) {
+            if releasesEmbeddedText { for text in EmbeddedLua.texts { EmbeddedText.release(text) } }
+            return true
+        }
         s.pop()   // another Lua's bytecode format: its source instead
         if load(EmbeddedLua.source(index), name: name, mode: "t", on: L) { return true }
         reportError("could not load \(path): \(s.string(-1) ?? "?")")

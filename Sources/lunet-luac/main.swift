@@ -139,6 +139,10 @@ enum EmbeddedLua {
     /// File i's bytecode and source (EmbeddedText.decode of their text).
     static func bytecode(_ i: Int) -> [UInt8] { EmbeddedText.decode(slice(allBytecode, files[i].bytecode), count: files[i].bytecodeSize) }
     static func source(_ i: Int) -> [UInt8] { EmbeddedText.decode(slice(allSources, files[i].source), count: files[i].sourceSize) }
+    /// Both literals, whole (the host gives their pages back once modules are loaded).
+    static var texts: [UnsafeRawBufferPointer] {
+        [allBytecode, allSources].map { UnsafeRawBufferPointer(start: $0.utf8Start, count: $0.utf8CodeUnitCount) }
+    }
     private static func slice(_ text: StaticString, _ range: Range<Int>) -> UnsafeBufferPointer<UInt8> {
         UnsafeBufferPointer(start: text.utf8Start + range.lowerBound, count: range.count)
     }

@@ -40,3 +40,39 @@ final class EmbeddedTextTests: XCTestCase {
         XCTAssertEqual(decode([UInt8](repeating: 0, count: 16), count: 14), [UInt8](repeating: 0, count: 14))
     }
 }
+
+/// EmbeddedText.release: the pages wholly inside a text leave the process's resident set and
+/// read back the same; the pages it shares with other data stay.
+final class EmbeddedTextReleaseTests: XCTestCase {
+    private func resident(_ p: UnsafeRawPointer) -> Bool {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let fd = open("/proc/self/pagemap", O_RDONLY)
+        defer { close(fd) }
+        var entry: UInt64 = 0
+        let read = pread(fd, &entry, 8, off_t(Int(bitPattern: p) / page * 8))
+        XCTAssertEqual(read, 8, "pagemap entry")
+        return entry >> 63 == 1
+    }
+
+    func testPagesWhollyInsideGoAndReadBackTheSameTheEdgesStay() throws {
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let path = NSTemporaryDirectory() + "embedded-release-\(getpid())"
+        let bytes = (0..<(8 * page)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        defer { unlink(path) }
+        let fd = open(path, O_RDONLY)
+        defer { close(fd) }
+        // Mapped as the executable's data is: private and writable, read only.
+        let base = try XCTUnwrap(mmap(nil, bytes.count, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0))
+        XCTAssertNotEqual(base, MAP_FAILED)
+        defer { munmap(base, bytes.count) }
+        var sum = 0
+        for i in stride(from: 0, to: bytes.count, by: page) { sum &+= Int(base.load(fromByteOffset: i, as: UInt8.self)) }
+        XCTAssertTrue((0..<8).allSatisfy { resident(base + $0 * page) }, "every page read in")
+        // A text that starts inside page 1 and ends inside page 6: pages 2-5 lie wholly inside.
+        EmbeddedText.release(UnsafeRawBufferPointer(start: base + page + 100, count: 5 * page))
+        XCTAssertEqual((0..<8).map { resident(base + $0 * page) }, [true, true, false, false, false, false, true, true])
+        XCTAssertEqual(Array(UnsafeRawBufferPointer(start: base, count: bytes.count)), bytes, "read back from the file")
+        withExtendedLifetime(sum) {}
+    }
+}

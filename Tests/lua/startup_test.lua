@@ -143,3 +143,10 @@ test("Lua C modules load inside lunet and find the Lua API (lua-cjson, LuaSocket
   local code, out = h.run(LUNET .. [[ -e 'print(require("cjson").encode({ 1, 2 }), type(require("socket").gettime()))']])
   eq({ code, out }, { 0, "[1,2]\tnumber\n" }, "status and output")
 end)
+
+test("after the first request gives the embedded Lua's pages back, later modules still load", function()
+  local code, out = h.run(LUNET .. [[ -e 'local r = http.get("]] .. HTTPBIN .. [[/get")
+    local har, pretty, queue = require("lunet.har"), require("lunet.pretty"), require("lunet.queue")
+    print(r.status, type(har.now), type(pretty), type(queue))']])
+  eq({ code, out }, { 0, "200\tfunction\ttable\ttable\n" }, "status and output")
+end)

@@ -163,6 +163,7 @@ enum TransferBinding {
                 }
             }
         }
+        host.requestStarted()
         let s = LuaStack(L)
         switch sent {
         case .answered(let response):
