@@ -175,4 +175,21 @@ test("tasks, errors and responses do not go through the global setmetatable and 
   eq({ code, out }, { 0, "2\ttrue\t200\tapplication/json\n" }, "status and output")
 end)
 
+test("continue: several on one pending task run in order, on a settled one later, each with the task", function()
+  local src = task.source()
+  local seen = {}
+  local a = src.task:continue(function(t) seen[#seen + 1] = "a:" .. t.state; return 1 end)
+  local b = src.task:continue(function(t) seen[#seen + 1] = "b:" .. tostring(t.result); return 2 end)
+  src:resolve("v")
+  eq({ a:await(), b:await() }, { 1, 2 }, "each continuation's result")
+  local c = src.task:continue(function(t) seen[#seen + 1] = "c:" .. t.result; error("boom") end)
+  eq(#seen, 2, "a continuation on a settled task runs later, not in the call")
+  eq(c:continue(function(t) return t.state end):await(), "failed", "an error fails the continuation's task")
+  eq(seen, { "a:done", "b:v", "c:v" }, "order and arguments")
+  local cancelled = task.source()
+  local d = cancelled.task:continue(function(t) return t.state end)
+  cancelled:cancel("stop")
+  eq(d:await(), "cancelled", "a cancelled task's continuation runs with it")
+end)
+
 h.done()

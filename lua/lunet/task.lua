@@ -29,8 +29,8 @@ local function is_task(v) return getmetatable(v) == Task end
 M.is_task = is_task
 
 -- Every field a task may gain, named at creation (nil values still size the table): adding
--- keys later rehashes it, which was a fifth of a task's cost. Task:next and M.source repeat
--- this constructor inline (a call less on the hot path): change the three together.
+-- keys later rehashes it, which was a fifth of a task's cost. Task:next, Task:continue and
+-- M.source repeat this constructor inline (a call less on the hot path): change them together.
 local function new()
   return setmetatable({ state = "pending", result = nil, _cb = nil, _observed = nil, _cbfn = nil, _cbto = nil }, Task)
 end
@@ -171,12 +171,24 @@ end
 
 -- Continuations --------------------------------------------------------------------------
 
+-- What the first :continue on a pending task queues: fn and t2 wait in the task's own fields
+-- (as for :next, below), not in a closure made per continuation.
+local function continue_from_fields(t)
+  local fn, t2 = t._cbfn, t._cbto
+  t._cbfn, t._cbto = nil, nil
+  run_into(t2, fn, t)
+end
+
 --- Always runs with the settled task; its return value (or task) is the next task's result.
 function Task:continue(fn)
   if type(fn) ~= "function" then check_fn(fn, "continue") end
   if not self._observed then observe(self) end
-  local t2 = new()
-  when_settled(self, function(t) run_into(t2, fn, t) end)
+  local t2 = setmetatable({ state = "pending", result = nil, _cb = nil, _observed = nil, _cbfn = nil, _cbto = nil }, Task)
+  if self.state == "pending" and not self._cb then
+    self._cb, self._cbfn, self._cbto = continue_from_fields, fn, t2
+  else
+    when_settled(self, function(t) run_into(t2, fn, t) end)
+  end
   return t2
 end
 
