@@ -31,6 +31,11 @@ public struct HTTPRequest {
         self.options = options
     }
 
+    /// Whether the request decides header `name` itself: it sets it, or removes it.
+    func decides(header name: String) -> Bool {
+        headers.contains(name) || removedHeaders.contains(where: { $0.caseInsensitiveEquals(name) })
+    }
+
     public var bodyCount: Int {
         if case .bytes(let b) = body { return b.count }
         return 0

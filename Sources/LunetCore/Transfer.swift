@@ -280,8 +280,7 @@ public final class Transfer {
         // of the list goes once. Decoding still follows CURLOPT_ACCEPT_ENCODING. Not under SigV4:
         // libcurl signs the list's fields, and a proxy that rewrites Accept-Encoding would then
         // break the signature.
-        if decodesBody, !signsWithAWS, !request.headers.contains("Accept-Encoding"),
-           !request.removedHeaders.contains(where: { $0.caseInsensitiveEquals("Accept-Encoding") }) {
+        if decodesBody, !signsWithAWS, !request.decides(header: "Accept-Encoding") {
             if let line = CurlGlobal.acceptEncodingLine { list = line.withCString { lunet_curl_slist_append(list, $0) } }
         }
         for (name, value) in request.headers {
@@ -291,7 +290,7 @@ public final class Transfer {
         }
         // curl would label a body it was not told the type of as a form; say what RFC 9110
         // lets a recipient assume instead.
-        if case .bytes = request.body, !request.headers.contains("Content-Type") && !request.removedHeaders.contains(where: { $0.caseInsensitiveEquals("Content-Type") }) {
+        if case .bytes = request.body, !request.decides(header: "Content-Type") {
             list = lunet_curl_slist_append(list, "Content-Type: application/octet-stream")
         }
         // "Name:" tells curl not to send a header it would add itself (Accept, User-Agent).

@@ -34,8 +34,9 @@ public final class LuaHost {
     func requestStarted() {
         guard !releasesEmbeddedText else { return }
         releasesEmbeddedText = true
-        for text in EmbeddedLua.texts { EmbeddedText.release(text) }
+        releaseEmbeddedText()
     }
+    private func releaseEmbeddedText() { for text in EmbeddedLua.texts { EmbeddedText.release(text) } }
     /// Set at the first request: from then on the embedded Lua's pages go back after each module
     /// load (EmbeddedText.release).
     private var releasesEmbeddedText = false
@@ -168,7 +169,7 @@ public final class LuaHost {
         let path = EmbeddedLua.files[index].path
         let name = "@" + path.description
         if load(EmbeddedLua.bytecode(index), name: name, mode: "b", on: L) {
-            if releasesEmbeddedText { for text in EmbeddedLua.texts { EmbeddedText.release(text) } }
+            if releasesEmbeddedText { releaseEmbeddedText() }
             return true
         }
         s.pop()   // another Lua's bytecode format: its source instead
