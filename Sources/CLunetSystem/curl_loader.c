@@ -135,6 +135,10 @@ static int load_locked(void) {
     FIND(free, "curl_free");
     FIND(easy_send, "curl_easy_send");
     FIND(easy_recv, "curl_easy_recv");
+    FIND(url, "curl_url");
+    FIND(url_cleanup, "curl_url_cleanup");
+    FIND(url_set, "curl_url_set");
+    FIND(url_get, "curl_url_get");
 #undef FIND
     CURLcode rc = api.global_init(CURL_GLOBAL_DEFAULT);
     register_fast_exit();   // after the handlers curl_global_init registered, so before them at exit

@@ -30,6 +30,9 @@ public final class EventLoop {
     private var configuredHandles: [(handle: UnsafeMutableRawPointer, profile: Transfer.Profile)] = []
     /// Transfers started on a configured handle (for tests and diagnostics).
     private(set) var configuredHandleReuses = 0
+    /// The URL the last transfer was started with, parsed by libcurl (ParsedURL.swift): the next
+    /// transfer to the same URL hands libcurl this instead of parsing the text again.
+    private var lastParsedURL: ParsedURL?
     private var watchers: [Int32: () -> Void] = [:]
     /// One-shot: called once when the descriptor can be written (a send that would block).
     private var writeWatchers: [Int32: () -> Void] = [:]
@@ -218,6 +221,15 @@ public final class EventLoop {
         for entry in timers.removeAll() { entry.payload(false) }
     }
 
+    /// `url` parsed by libcurl: the last transfer's when it is the same text, else parsed now
+    /// (and kept for the next one). nil when libcurl does not parse it.
+    func parsedURL(_ url: String) -> ParsedURL? {
+        if let last = lastParsedURL, last.text == url { return last }
+        let parsed = ParsedURL(url)
+        if parsed != nil { lastParsedURL = parsed }
+        return parsed
+    }
+
     /// Takes `h` out of curl. With a profile (a transfer that completed and had one), the
     /// handle stays configured for the next transfer of that profile; otherwise it is reset.
     private func release(_ h: UnsafeMutableRawPointer, keeping profile: Transfer.Profile?) {
@@ -228,6 +240,7 @@ public final class EventLoop {
             // transfer sets its own, and until then nothing reads them.
             _ = lunet_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, nil)
             _ = lunet_easy_setopt_slist(h, CURLOPT_HTTPHEADER, nil)
+            _ = lunet_easy_setopt_ptr(h, CURLOPT_CURLU, nil)
             configuredHandles.append((h, profile))
             return
         }
@@ -519,6 +532,15 @@ public enum CurlGlobal {
     static let acceptEncodingLine: String? = {
         let codings = String(cString: lunet_curl_accept_encodings())
         return codings.isEmpty ? nil : "Accept-Encoding: " + codings
+    }()
+    /// No proxy variable is set in the environment (libcurl 7.88 reads, for http and https:
+    /// no_proxy, NO_PROXY, http_proxy, https_proxy, HTTPS_PROXY, all_proxy, ALL_PROXY). libcurl
+    /// looks them up again for every request (five getenv calls, ~1.8k instructions of a plain
+    /// GET); when none is set, lunet says "no proxy" itself (Transfer.configure). Read once, at
+    /// the first transfer: a variable set later in the process is not seen (docs/http.md).
+    static let environmentNamesNoProxy: Bool = {
+        let names = ["no_proxy", "NO_PROXY", "http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"]
+        return names.allSatisfy { getenv($0) == nil }
     }()
     /// curl's version line (opens libcurl), or why it cannot be opened.
     public static var version: String {

@@ -19,6 +19,8 @@ public final class Transfer {
     // Curl reads these by pointer while the transfer runs.
     var headerList: UnsafeMutablePointer<curl_slist>?
     var mime: OpaquePointer?
+    /// The URL handle curl reads while the transfer runs (see `configure`).
+    var parsedURL: ParsedURL?
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     // What arrives.
     let body = ByteBuffer()
@@ -153,7 +155,19 @@ public final class Transfer {
 
         // Strings go to curl through withCString: passed straight to a `const char *` parameter,
         // a String is first copied into a new array (two allocations per call, every request).
-        check(request.url.withCString { lunet_easy_setopt_str(h, CURLOPT_URL, $0) })
+        // The URL parsed once for a run of requests to it (ParsedURL.swift), with its text as
+        // libcurl writes it (the effective URL); the text as given when libcurl does not parse
+        // it, so that libcurl's error names the problem. CURLOPT_CURLU wins over CURLOPT_URL, so
+        // a handle that had one is told it has none.
+        if let parsed = loop?.parsedURL(request.url) {
+            parsedURL = parsed
+            check(lunet_easy_setopt_str(h, CURLOPT_URL, parsed.normalized))
+            check(lunet_easy_setopt_ptr(h, CURLOPT_CURLU, UnsafeMutableRawPointer(parsed.handle)))
+        } else {
+            parsedURL = nil
+            check(lunet_easy_setopt_ptr(h, CURLOPT_CURLU, nil))
+            check(request.url.withCString { lunet_easy_setopt_str(h, CURLOPT_URL, $0) })
+        }
         check(lunet_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer))
         check(lunet_easy_setopt_ptr(h, CURLOPT_PRIVATE, Unmanaged.passUnretained(self).toOpaque()))
         let me = Unmanaged.passUnretained(self).toOpaque()
@@ -217,7 +231,13 @@ public final class Transfer {
             check(lunet_easy_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 0))
         }
         if let ca = o.caFile { check(lunet_easy_setopt_str(h, CURLOPT_CAINFO, ca)) }
-        if let proxy = o.proxy { check(lunet_easy_setopt_str(h, CURLOPT_PROXY, proxy)) }
+        if let proxy = o.proxy {
+            check(lunet_easy_setopt_str(h, CURLOPT_PROXY, proxy))
+        } else if CurlGlobal.environmentNamesNoProxy {
+            // What libcurl would find in the environment, said once (see environmentNamesNoProxy).
+            check(lunet_easy_setopt_str(h, CURLOPT_PROXY, ""))
+            check(lunet_easy_setopt_str(h, CURLOPT_NOPROXY, ""))
+        }
         if let a = o.curlAuth {
             // CURLAUTH_DIGEST, _NEGOTIATE, _NTLM: macros Swift does not import (curl.h).
             let set: CURLcode

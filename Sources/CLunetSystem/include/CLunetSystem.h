@@ -64,6 +64,10 @@ typedef struct {
     void (*free)(void *);
     CURLcode (*easy_send)(CURL *, const void *, size_t, size_t *);
     CURLcode (*easy_recv)(CURL *, void *, size_t, size_t *);
+    CURLU *(*url)(void);
+    void (*url_cleanup)(CURLU *);
+    CURLUcode (*url_set)(CURLU *, CURLUPart, const char *, unsigned int);
+    CURLUcode (*url_get)(const CURLU *, CURLUPart, char **, unsigned int);
 } lunet_curl_api;
 extern lunet_curl_api lunet_curl;
 
@@ -117,6 +121,21 @@ static inline CURLcode lunet_curl_mime_type(curl_mimepart *p, const char *s) { r
 static inline void lunet_curl_free(void *p) { lunet_curl.free(p); }
 static inline CURLcode lunet_curl_easy_send(CURL *h, const void *p, size_t n, size_t *sent) { return lunet_curl.easy_send(h, p, n, sent); }
 static inline CURLcode lunet_curl_easy_recv(CURL *h, void *p, size_t n, size_t *got) { return lunet_curl.easy_recv(h, p, n, got); }
+/// A URL handle holding `url` parsed as libcurl parses CURLOPT_URL's text (the same flags:
+/// CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME), with the URL as libcurl writes it back in
+/// *normalized (free it with lunet_curl_free); NULL when it does not parse (then CURLOPT_URL
+/// reports the problem, as before). Free the handle with lunet_curl_url_free.
+static inline CURLU *lunet_curl_url_parse(const char *url, char **normalized) {
+    CURLU *u = lunet_curl.url();
+    if (u == NULL) return NULL;
+    if (lunet_curl.url_set(u, CURLUPART_URL, url, CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK
+        || lunet_curl.url_get(u, CURLUPART_URL, normalized, 0) != CURLUE_OK) {
+        lunet_curl.url_cleanup(u);
+        return NULL;
+    }
+    return u;
+}
+static inline void lunet_curl_url_free(CURLU *u) { lunet_curl.url_cleanup(u); }
 
 // Typed (curl_easy_setopt and friends are variadic).
 static inline CURLcode lunet_easy_setopt_long(CURL *h, CURLoption o, long v) { return lunet_curl.easy_setopt(h, o, v); }
