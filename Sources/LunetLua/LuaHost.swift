@@ -23,6 +23,11 @@ public final class LuaHost {
     /// Open WebSockets, by the number core.websocket_open gave Lua, with their event callback.
     var websocketsByID: [Int: (connection: WebSocketConnection, callback: Int32)] = [:]
     var lastTransferID = 0
+    /// The function a plain request's completion goes to when core.send was given the request's
+    /// task instead of a callback: plain_completion(task, response, ...) or (task, nil, error).
+    /// One function for every such request, set once by http.lua (core.set_plain_completion):
+    /// no closure per request.
+    var plainCompletionRef: Int32 = LUA_NOREF
     /// The number core.send hands Lua for its next transfer (core.cancel, core.events_done).
     func newTransferID() -> Int {
         lastTransferID += 1
@@ -108,6 +113,8 @@ public final class LuaHost {
         websocketsByID = [:]
         release(drainRef)
         release(deliverRef)
+        release(plainCompletionRef)
+        plainCompletionRef = LUA_NOREF
         release(hostRef)
         drainRef = LUA_NOREF
         deliverRef = LUA_NOREF

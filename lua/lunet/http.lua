@@ -258,21 +258,28 @@ end
 local PLAIN = setmetatable({}, { __newindex = function() error("PLAIN is read-only", 2) end })
 
 -- The plain path: a session without stages, a request without options, nothing recorded. No
--- request table is made, and the completion captures only the task (each captured local is an
--- allocation per request). With `at_once`, a response the cache can give now comes back from
--- the call itself (nil and the response): then no task is made at all. The completion (number,
--- response, status, reason, url, http_version, elapsed) or (number, nil, error) never runs
--- during core.send, so the task it settles may be made after it.
+-- request table and no closure are made: core.send is given the request's task itself, and its
+-- completion goes to plain_completed, one function for every plain request. With `at_once`, a
+-- response the cache can give now comes back from the call itself (nil and the response): the
+-- task made for it is then dropped. The completion (task, response, status, reason, url,
+-- http_version, elapsed) or (task, nil, error) never runs during core.send.
+local Task, core_send, core_cancel = task.Task, core.send, core.cancel
+local resolve, reject, new_response = task._resolve, task._reject, response.new
+local function plain_completed(t, raw, status, reason, u, version, elapsed)
+  if t.state ~= "pending" then return end
+  if raw == nil then reject(t, status) else resolve(t, new_response(raw, status, reason, u, version, elapsed)) end
+end
+core.set_plain_completion(plain_completed)
+
 local function attempt_plain(session, method, target, at_once)
-  local t
-  local id, raw, status, reason, u, version, elapsed = core.send(session._core, function(_, raw, status, reason, u, version, elapsed)
-    if t.state ~= "pending" then return end
-    if raw == nil then task._reject(t, status) else task._resolve(t, response.new(raw, status, reason, u, version, elapsed)) end
-  end, method, target, session.headers, at_once)
-  if not id then return nil, response.new(raw, status, reason, u, version, elapsed) end
-  t = task.new()
-  t.url = target
-  t:_on_cancel_do(core.cancel, id)
+  -- task.new's fields (task.lua names them all at creation, so that none is added later), with
+  -- the URL and the cancel hook (Task:_on_cancel_do's first hook: core.cancel of the transfer's
+  -- number) in place.
+  local t = setmetatable({ state = "pending", result = nil, url = target, _cb = nil, _observed = nil, _cbfn = nil, _cbto = nil,
+                           _ocfn = core_cancel, _ocarg = false }, Task)
+  local id, raw, status, reason, u, version, elapsed = core_send(session._core, t, method, target, session.headers, at_once)
+  if not id then return nil, new_response(raw, status, reason, u, version, elapsed) end
+  t._ocarg = id
   return t
 end
 
@@ -436,8 +443,10 @@ http._stages_of = function(session) pipeline_of(session); return session._stages
 
 -- A request without options: the session's stages, or the plain path when it has none.
 local function plain_async(session, method, target)
-  local send = pipeline_of(session)
-  remember_url(target)
+  -- pipeline_of and remember_url, their common case inline (two calls less a request)
+  local send
+  if session._pipeline_epoch == recording_epoch then send = session._pipeline else send = pipeline_of(session) end
+  if not seen_urls[target] then remember_url(target) end
   if not send then return attempt_plain(session, method, target) end
   return send(session, PLAIN, { method = method, url = target, session_headers = session.headers })
 end

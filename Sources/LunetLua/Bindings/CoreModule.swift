@@ -14,7 +14,7 @@ enum CoreModule {
             ("timer", timer), ("timer_cancel", timerCancel),
             ("session_new", SessionBinding.new), ("session_derive", SessionBinding.derive),
             ("session_cookies", SessionBinding.cookies), ("session_add_cookie", SessionBinding.addCookie), ("session_save_cookies", SessionBinding.saveCookies),
-            ("send", TransferBinding.send), ("cancel", TransferBinding.cancel), ("crossings", crossings), ("session_counters", SessionBinding.counters),
+            ("send", TransferBinding.send), ("set_plain_completion", TransferBinding.setPlainCompletion), ("cancel", TransferBinding.cancel), ("crossings", crossings), ("session_counters", SessionBinding.counters),
             ("events_done", TransferBinding.eventsDone), ("deadline", deadline), ("limits", limits), ("transfer_head", TransferBinding.transferHead),
             ("websocket_open", WebSocketBinding.open), ("websocket_send", WebSocketBinding.send),
             ("websocket_close", WebSocketBinding.close), ("websocket_pause", WebSocketBinding.pause),

@@ -15,13 +15,21 @@ enum TransferBinding {
     /// answer_at_once, a response the session's cache can give now is returned instead, as
     /// nil, response, status, reason, url, http_version, elapsed, and the callback never runs:
     /// either way the request is prepared and looked up once.
+    ///
+    /// For a plain request argument 2 may be the request's task instead of a callback: the
+    /// completion then goes to the function core.set_plain_completion named, with the task in
+    /// place of the number (one function for all, no closure made per request).
     static let send: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
         guard let session = LuaUserdata.get(L, 1, Session.self, metatable: SessionBinding.metatable) else {
             return LuaErrorObject.badArgument(L, 1, "send", "session expected, got \(s.typeName(1))")
         }
-        guard s.type(2) == LUA_TFUNCTION else { return LuaErrorObject.badArgument(L, 2, "send", "function expected") }
+        let takesTask = s.type(2) == LUA_TTABLE && s.type(3) == LUA_TSTRING
+        guard s.type(2) == LUA_TFUNCTION || takesTask else { return LuaErrorObject.badArgument(L, 2, "send", "function expected") }
+        if takesTask && LuaHost.from(L).plainCompletionRef == LUA_NOREF {
+            return LuaErrorObject.badArgument(L, 2, "send", "a task needs core.set_plain_completion first")
+        }
         if s.type(3) == LUA_TTABLE { return sendTable(L, session) }
         guard let method = s.string(3), let url = s.string(4) else {
             return LuaErrorObject.badArgument(L, 3, "send", "a request table, or method and url strings expected")
@@ -29,6 +37,18 @@ enum TransferBinding {
         var request = HTTPRequest(method: method.uppercased(), url: url)
         if s.type(5) == LUA_TTABLE { (request.headers, request.removedHeaders) = readHeaders(L, 5) }
         return begin(L, LuaHost.from(L).newTransferID(), session, request, events: LUA_NOREF, configure: nil, answeringAtOnce: s.bool(6))
+    }
+
+    /// core.set_plain_completion(fn): where the completions of requests sent with their task go
+    /// (see `send`).
+    static let setPlainCompletion: lunet_SwiftFunction = { L in
+        let L = L!
+        guard lua_type(L, 1) == LUA_TFUNCTION else { return LuaErrorObject.badArgument(L, 1, "set_plain_completion", "function expected") }
+        let host = LuaHost.from(L)
+        host.release(host.plainCompletionRef)
+        lua_settop(L, 1)
+        host.plainCompletionRef = host.reference(from: L)
+        return 0
     }
 
     /// core.send with a request table (argument 3).
@@ -146,13 +166,15 @@ enum TransferBinding {
     private static func begin(_ L: OpaquePointer, _ id: Int, _ session: Session, _ request: HTTPRequest, events eventsRef: Int32,
                               configure: ((Transfer) -> Void)?, answeringAtOnce: Bool) -> Int32 {
         let host = LuaHost.from(L)
-        // The callback's reference is taken when a transfer is started, not for an answer at once.
+        // The callback's (or the task's) reference is taken when a transfer is started, not for
+        // an answer at once.
         var callback: Int32 = LUA_NOREF
+        let viaTask = lua_type(L, 2) == LUA_TTABLE
         let sent = session.send(request, configure: configure, answeringAtOnce: answeringAtOnce) { [unowned host] result in
             host.transfersByID[id] = nil
             defer { host.release(callback); host.release(eventsRef) }
-            host.deliver(callback) { s in
-                s.push(id)
+            host.deliver(viaTask ? host.plainCompletionRef : callback) { s in
+                if viaTask { lunet_getref(s.L, callback) } else { s.push(id) }
                 switch result {
                 case .success(let response):
                     return 1 + ResponseBinding.push(s.L, response)
