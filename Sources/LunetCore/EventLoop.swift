@@ -33,6 +33,9 @@ public final class EventLoop {
     /// The URL the last transfer was started with, parsed by libcurl (ParsedURL.swift): the next
     /// transfer to the same URL hands libcurl this instead of parsing the text again.
     private var lastParsedURL: ParsedURL?
+    /// The header list the last transfer was started with: the next one with the same lines
+    /// shares it (CurlHeaderList.swift).
+    var lastHeaderList: CurlHeaderList?
     private var watchers: [Int32: () -> Void] = [:]
     /// One-shot: called once when the descriptor can be written (a send that would block).
     private var writeWatchers: [Int32: () -> Void] = [:]

@@ -15,6 +15,9 @@ final class ParsedURL {
     /// the effective URL from CURLOPT_URL's text once a handle has had one, whatever
     /// CURLOPT_CURLU says (a reused handle reported the URL of its transfer before).
     let normalized: UnsafeMutablePointer<CChar>
+    /// `normalized` as a String, made once: the effective URL of a transfer that was not
+    /// redirected (Transfer.response), without a new string for each response.
+    let normalizedText: String
 
     /// nil when libcurl does not parse `text` (the transfer then gives libcurl the text, and
     /// libcurl's own error names the problem, as before).
@@ -24,6 +27,7 @@ final class ParsedURL {
         self.text = text
         self.handle = handle
         self.normalized = normalized
+        self.normalizedText = String(cString: normalized)
     }
 
     deinit {

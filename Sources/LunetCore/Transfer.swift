@@ -17,7 +17,9 @@ public final class Transfer {
     var handleProfile: Profile?
     var completion: Completion?
     // Curl reads these by pointer while the transfer runs.
-    var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The header lines curl reads while the transfer runs, shared with other transfers whose
+    /// lines are the same (CurlHeaderList.swift).
+    var headerList: CurlHeaderList?
     var mime: OpaquePointer?
     /// The URL handle curl reads while the transfer runs (see `configure`).
     var parsedURL: ParsedURL?
@@ -28,7 +30,9 @@ public final class Transfer {
     /// parsed into fields only when something reads them (most responses are never asked).
     let headerLines = ByteBuffer()
     /// Field lines after the body (a chunked body's trailer section), kept out of `headerLines`.
-    let trailerLines = ByteBuffer()
+    /// Made when the first such line arrives: few responses have any (an allocation less for
+    /// the others).
+    private(set) var trailerLines: ByteBuffer?
     var headers: HTTPHeaders { HTTPHeaders(parsingLines: headerLines.bytes) }
     var statusLine = ""
     /// Set from a callback that stopped the transfer on purpose (a body over max_body).
@@ -55,7 +59,7 @@ public final class Transfer {
     /// Keep the request head exactly as libcurl sent it (HAR recordings: it has the Cookie
     /// header the jar added, which the prepared request does not). The last one, after redirects.
     var capturesSentHead: Bool { request.options.recordsSentHead == true }
-    let sentHead = ByteBuffer()
+    lazy var sentHead = ByteBuffer()   // made only for a transfer that captures it
     /// Runs on the loop when progress or chunks are waiting, with the chunks that arrived since
     /// the last call. It hands them to a consumer; nothing more is handed over until the
     /// consumer says it is done (`consumerFinished`), so a consumer that waits never sees a
@@ -91,7 +95,6 @@ public final class Transfer {
     }
 
     deinit {
-        if let headerList { lunet_curl_slist_free_all(headerList) }
         if uploadFD >= 0 { close(uploadFD) }
         if let mime { lunet_curl_mime_free(mime) }
         errorBuffer.deallocate()
@@ -285,14 +288,13 @@ public final class Transfer {
         LunetError(.argument, "a request option was refused: \(String(cString: lunet_curl_easy_strerror(code)))", url: request.url)
     }
 
-    /// The request's header lines, as a list curl reads while the transfer runs (always set,
-    /// so that a reused handle never keeps the list of the transfer before).
     /// Whether curl decodes the body (CURLOPT_ACCEPT_ENCODING set): not for a file, which keeps
     /// the bytes as sent, nor when the request says `decompress = false`.
     private var decodesBody: Bool { (request.options.decompress ?? true) && fileTarget == nil }
 
+    /// The request's header lines, as a list curl reads while the transfer runs (always set,
+    /// so that a reused handle never keeps the list of the transfer before).
     private func configureHeaderList(_ h: UnsafeMutableRawPointer, _ check: (CURLcode) -> Void) {
-        var list: UnsafeMutablePointer<curl_slist>? = nil
         // The Accept-Encoding line curl would make for CURLOPT_ACCEPT_ENCODING "", made here, first
         // in the list, so that it has the same place on the wire (right after Accept). curl
         // writes its own through its printf a byte at a time, twice (into a string, then into the
@@ -300,25 +302,34 @@ public final class Transfer {
         // of the list goes once. Decoding still follows CURLOPT_ACCEPT_ENCODING. Not under SigV4:
         // libcurl signs the list's fields, and a proxy that rewrites Accept-Encoding would then
         // break the signature.
-        if decodesBody, !signsWithAWS, !request.decides(header: "Accept-Encoding") {
-            if let line = CurlGlobal.acceptEncodingLine { list = line.withCString { lunet_curl_slist_append(list, $0) } }
+        var additions: UInt8 = 0
+        if decodesBody, !signsWithAWS, !request.decides(header: "Accept-Encoding"), CurlGlobal.acceptEncodingLine != nil { additions |= 1 }
+        // curl would label a body it was not told the type of as a form; say what RFC 9110
+        // lets a recipient assume instead.
+        if case .bytes = request.body, !request.decides(header: "Content-Type") { additions |= 2 }
+        // Never wait a second for a 100 Continue that many servers do not send.
+        // Not under SigV4: libcurl 7.88 would sign "expect:" as a field it then does not send.
+        if request.bodyCount > 0 && !request.headers.contains("Expect") && !signsWithAWS { additions |= 4 }
+        let fields = request.headers.fields
+        if let last = loop?.lastHeaderList, last.matches(fields, request.removedHeaders, additions) {
+            headerList = last
+            check(lunet_easy_setopt_slist(h, CURLOPT_HTTPHEADER, last.list))
+            return
         }
-        for (name, value) in request.headers {
+        var list: UnsafeMutablePointer<curl_slist>? = nil
+        if additions & 1 != 0, let line = CurlGlobal.acceptEncodingLine { list = line.withCString { lunet_curl_slist_append(list, $0) } }
+        for (name, value) in fields {
             // "Name;" is curl's way to send a header with an empty value.
             let line = value.isEmpty ? "\(name);" : "\(name): \(value)"
             list = line.withCString { lunet_curl_slist_append(list, $0) }
         }
-        // curl would label a body it was not told the type of as a form; say what RFC 9110
-        // lets a recipient assume instead.
-        if case .bytes = request.body, !request.decides(header: "Content-Type") {
-            list = lunet_curl_slist_append(list, "Content-Type: application/octet-stream")
-        }
+        if additions & 2 != 0 { list = lunet_curl_slist_append(list, "Content-Type: application/octet-stream") }
         // "Name:" tells curl not to send a header it would add itself (Accept, User-Agent).
         for name in request.removedHeaders { list = lunet_curl_slist_append(list, "\(name):") }
-        // Never wait a second for a 100 Continue that many servers do not send.
-        // Not under SigV4: libcurl 7.88 would sign "expect:" as a field it then does not send.
-        if request.bodyCount > 0 && !request.headers.contains("Expect") && !signsWithAWS { list = lunet_curl_slist_append(list, "Expect:") }
-        headerList = list
+        if additions & 4 != 0 { list = lunet_curl_slist_append(list, "Expect:") }
+        let made = CurlHeaderList(fields: fields, removed: request.removedHeaders, additions: additions, list: list)
+        headerList = made
+        loop?.lastHeaderList = made
         check(lunet_easy_setopt_slist(h, CURLOPT_HTTPHEADER, list))
     }
 
@@ -484,7 +495,7 @@ public final class Transfer {
             // A new response starts (after a redirect, a 100 Continue, or a proxy's CONNECT).
             statusLine = String(decoding: UnsafeBufferPointer(rebasing: b[0..<end]), as: UTF8.self)
             headerBlockEnded = false
-            trailerLines.removeAll()
+            trailerLines?.removeAll()
             if decodingSuspended, let h = easy {
                 // A new response (after a redirect): its codings are judged afresh.
                 _ = lunet_easy_setopt_long(h, CURLOPT_HTTP_CONTENT_DECODING, 1)
@@ -516,8 +527,10 @@ public final class Transfer {
         guard b[0..<end].contains(0x3A) else { return n }
         if headerBlockEnded {
             // libcurl hands trailer fields to the header callback too: they are not header fields.
-            trailerLines.append(data, end)
-            trailerLines.append(newline, 1)
+            let trailers = trailerLines ?? ByteBuffer()
+            trailerLines = trailers
+            trailers.append(data, end)
+            trailers.append(newline, 1)
             return n
         }
         headerLines.append(data, end)
@@ -582,14 +595,22 @@ public final class Transfer {
         default: versionName = ""
         }
         let response = HTTPResponse(status: code, reason: reasonPhrase(status: code), headerLines: headerLines, body: body,
-                                    url: urlPointer.map { String(cString: $0) } ?? request.url, httpVersion: versionName,
+                                    url: effectiveURL(urlPointer), httpVersion: versionName,
                                     timings: t, request: request, connectionsOpened: connects, redirects: redirects)
         if let target = fileTarget, target.hasBegun {
             response.download = (written: target.written, restarted: target.restarted, size: target.offset)
         }
         if capturesSentHead { response.sentHead = sentHead.string }
-        if trailerLines.count > 0 { response.trailers = HTTPHeaders(parsingLines: trailerLines.bytes) }
+        if let trailers = trailerLines, trailers.count > 0 { response.trailers = HTTPHeaders(parsingLines: trailers.bytes) }
         return response
+    }
+
+    /// The URL curl reports; the parsed URL's text, with no new string, when it is that one
+    /// (no redirect).
+    private func effectiveURL(_ pointer: UnsafeMutablePointer<CChar>?) -> String {
+        guard let pointer else { return request.url }
+        if let parsed = parsedURL, strcmp(pointer, parsed.normalized) == 0 { return parsed.normalizedText }
+        return String(cString: pointer)
     }
 
     private func reasonPhrase(status: Int) -> String {
