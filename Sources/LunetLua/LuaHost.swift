@@ -47,6 +47,7 @@ public final class LuaHost {
     private var releasesEmbeddedText = false
     private var drainRef: Int32 = LUA_NOREF
     private var deliverRef: Int32 = LUA_NOREF
+    private var recoverRef: Int32 = LUA_NOREF
     private var hostRef: Int32 = LUA_NOREF
     public private(set) var isClosed = false
     /// Where errors nobody can catch go (a continuation's error is caught by its task; this is
@@ -113,6 +114,8 @@ public final class LuaHost {
         websocketsByID = [:]
         release(drainRef)
         release(deliverRef)
+        release(recoverRef)
+        recoverRef = LUA_NOREF
         release(plainCompletionRef)
         plainCompletionRef = LUA_NOREF
         release(hostRef)
@@ -210,6 +213,8 @@ public final class LuaHost {
         drainRef = reference()
         s.rawField(-1, "deliver")
         deliverRef = reference()
+        s.rawField(-1, "recover")
+        recoverRef = reference()
         hostRef = reference()
         s.pop()
     }
@@ -281,6 +286,8 @@ public final class LuaHost {
         if lunet_pcall(L, n + 1, 0) != LUA_OK {
             reportError(describeError(at: -1))
             s.pop()
+            // deliver protects nothing itself (runtime.lua says why): set its state right.
+            call(recoverRef)
         }
     }
 

@@ -64,6 +64,7 @@ for k in pairs(_G) do host.builtins[k] = true end
 for k in pairs(LAZY) do host.builtins[k] = true end
 host.drain = runtime.drain
 host.deliver = runtime.deliver
+host.recover = runtime.recover
 host.start = task._start
 
 --- For front ends: cancels a task (and what it waits for).
