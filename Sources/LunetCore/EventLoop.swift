@@ -18,7 +18,7 @@ public final class EventLoop {
     /// Written by `submit` from other threads; the loop waits on it beside its sockets.
     private let wakeFD: Int32
     private let owner = pthread_self()
-    private var running: [UInt: Transfer] = [:]          // keyed by the easy handle's address
+    private var running = SlotTable<Transfer>()           // each under its Transfer.runningKey
     /// A timer's payload runs with `true` when it fires, `false` when the loop drops it unfired.
     private var timers = TimerHeap<(Bool) -> Void>()
     /// Timers that do not keep the loop running by themselves (a poll of something no one is
@@ -76,7 +76,7 @@ public final class EventLoop {
 
     deinit {
         if let multi {
-            for (_, t) in running {
+            for t in running.all {
                 if let h = t.easy {
                     lunet_curl_multi_remove_handle(multi, h)
                     lunet_curl_easy_cleanup(h)
@@ -180,7 +180,7 @@ public final class EventLoop {
         }
         t.handleProfile = profile
         cookies?.attach(h)
-        running[UInt(bitPattern: Int(bitPattern: h))] = t
+        t.runningKey = running.insert(t)
         t.markRunning()
         lunet_curl_multi_add_handle(multi, h)
         addedSinceLastPerform = true
@@ -213,14 +213,14 @@ public final class EventLoop {
     public func cancel(_ t: Transfer, reason: String = "the request was cancelled") {
         assertOwner()
         guard t.state != .finished else { return }
-        if let h = t.easy { release(h, keeping: nil) }
+        if let h = t.easy { release(t, h, keeping: nil) }
         t.easy = nil
         t.finish(.failure(LunetError(.cancelled, reason, url: t.request.url)), force: true)
     }
 
     /// Cancels every transfer in flight (a host that closes) and drops pending timers.
     public func cancelAll() {
-        for t in Array(running.values) + Array(waitingForConsumer.values) { cancel(t, reason: "the host closed") }
+        for t in running.all + Array(waitingForConsumer.values) { cancel(t, reason: "the host closed") }
         for entry in timers.removeAll() { entry.payload(false) }
     }
 
@@ -235,8 +235,9 @@ public final class EventLoop {
 
     /// Takes `h` out of curl. With a profile (a transfer that completed and had one), the
     /// handle stays configured for the next transfer of that profile; otherwise it is reset.
-    private func release(_ h: UnsafeMutableRawPointer, keeping profile: Transfer.Profile?) {
-        running.removeValue(forKey: UInt(bitPattern: Int(bitPattern: h)))
+    private func release(_ t: Transfer, _ h: UnsafeMutableRawPointer, keeping profile: Transfer.Profile?) {
+        running.remove(t.runningKey)
+        t.runningKey = -1
         if let multi { lunet_curl_multi_remove_handle(multi, h) }
         if let profile, configuredHandles.count < 64 {
             // The finished transfer's error buffer and header list are freed with it; the next
@@ -265,11 +266,15 @@ public final class EventLoop {
         while let msg = lunet_curl_multi_info_read(multi, &left) {
             guard lunet_msg_is_done(msg) != 0, let h = lunet_msg_handle(msg) else { continue }
             let code = lunet_msg_result(msg)
-            if let done = connecting.removeValue(forKey: UInt(bitPattern: Int(bitPattern: h))) {
+            if !connecting.isEmpty, let done = connecting.removeValue(forKey: UInt(bitPattern: Int(bitPattern: h))) {
                 done(code)
                 continue
             }
-            guard let t = running[UInt(bitPattern: Int(bitPattern: h))] else { continue }
+            // Every other handle in the multi handle is a running transfer's, whose CURLOPT_PRIVATE
+            // is that Transfer (Transfer.configure), kept alive by `running` until it is released.
+            var owner: UnsafeMutableRawPointer?
+            _ = lunet_easy_getinfo_ptr(h, CURLINFO_PRIVATE, &owner)
+            guard let owner, let t = running[Unmanaged<Transfer>.fromOpaque(owner).takeUnretainedValue().runningKey], t.easy == h else { continue }
             let result: Result<HTTPResponse, LunetError>
             if code != CURLE_OK {
                 result = .failure(t.error(for: code))
@@ -278,7 +283,7 @@ public final class EventLoop {
             } else {
                 result = .success(t.response(from: h))
             }
-            release(h, keeping: code == CURLE_OK ? t.handleProfile : nil)
+            release(t, h, keeping: code == CURLE_OK ? t.handleProfile : nil)
             t.easy = nil
             t.finish(result)
         }

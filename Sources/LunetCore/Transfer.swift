@@ -13,6 +13,8 @@ public final class Transfer {
     public var userInfo: AnyObject?
 
     var easy: UnsafeMutableRawPointer?
+    /// Its key in the loop's table of running transfers (-1: not running).
+    var runningKey = -1
     /// The profile the loop started this transfer's handle with (nil: its handle is reset after).
     var handleProfile: Profile?
     var completion: Completion?

@@ -17,18 +17,19 @@ public final class LuaHost {
     public private(set) var liveReferences = 0
     /// Descriptors watched for Lua (route changes), released when the host closes.
     var watchers: [(socket: RouteChangeSocket, callback: Int32)] = []
-    /// Transfers Lua started and may still cancel, by the number core.send gave Lua for each (a
-    /// number rather than a userdata: no box and no finalizer per request).
-    var transfersByID: [Int: Transfer] = [:]
+    /// Transfers Lua started and may still cancel, under the number core.send gave Lua for each
+    /// (a number rather than a userdata: no box and no finalizer per request; a slot table
+    /// rather than a dictionary: no hashing).
+    var transfers = SlotTable<Transfer>()
     /// Open WebSockets, by the number core.websocket_open gave Lua, with their event callback.
     var websocketsByID: [Int: (connection: WebSocketConnection, callback: Int32)] = [:]
-    var lastTransferID = 0
+    var lastTransferID = 0   // WebSocket numbers
     /// The function a plain request's completion goes to when core.send was given the request's
     /// task instead of a callback: plain_completion(task, response, ...) or (task, nil, error).
     /// One function for every such request, set once by http.lua (core.set_plain_completion):
     /// no closure per request.
     var plainCompletionRef: Int32 = LUA_NOREF
-    /// The number core.send hands Lua for its next transfer (core.cancel, core.events_done).
+    /// The number core.websocket_open hands Lua for its next connection.
     func newTransferID() -> Int {
         lastTransferID += 1
         return lastTransferID
@@ -106,7 +107,7 @@ public final class LuaHost {
             release(w.callback)
         }
         watchers = []
-        transfersByID = [:]
+        transfers = SlotTable()
         for (_, ws) in websocketsByID {
             ws.connection.terminate(code: 1001, reason: "the host closed")
             release(ws.callback)

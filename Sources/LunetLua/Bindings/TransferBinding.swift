@@ -36,7 +36,7 @@ enum TransferBinding {
         }
         var request = HTTPRequest(method: method.uppercased(), url: url)
         if s.type(5) == LUA_TTABLE { (request.headers, request.removedHeaders) = readHeaders(L, 5) }
-        return begin(L, LuaHost.from(L).newTransferID(), session, request, events: LUA_NOREF, configure: nil, answeringAtOnce: s.bool(6))
+        return begin(L, LuaHost.from(L).transfers.reserve(), session, request, events: LUA_NOREF, configure: nil, answeringAtOnce: s.bool(6))
     }
 
     /// core.set_plain_completion(fn): where the completions of requests sent with their task go
@@ -124,7 +124,7 @@ enum TransferBinding {
         if anyOption { request.options = options }
 
         let host = LuaHost.from(L)
-        let id = host.newTransferID()
+        let id = host.transfers.reserve()
         // on_events(downloaded, download_total, uploaded, upload_total, chunks, transfer id): when
         // progress or chunks wait, and never again before core.events_done(transfer id) says
         // the call before is through (Transfer.consumerFinished).
@@ -171,7 +171,7 @@ enum TransferBinding {
         var callback: Int32 = LUA_NOREF
         let viaTask = lua_type(L, 2) == LUA_TTABLE
         let sent = session.send(request, configure: configure, answeringAtOnce: answeringAtOnce) { [unowned host] result in
-            host.transfersByID[id] = nil
+            host.transfers.remove(id)
             defer { host.release(callback); host.release(eventsRef) }
             host.deliver(viaTask ? host.plainCompletionRef : callback) { s in
                 if viaTask { lunet_getref(s.L, callback) } else { s.push(id) }
@@ -190,14 +190,16 @@ enum TransferBinding {
         switch sent {
         case .answered(let response):
             host.release(eventsRef)
+            host.transfers.remove(id)   // no completion will free the number
             s.pushNil()
             return 1 + ResponseBinding.push(L, response)
         case .started(let transfer):
             s.pushValue(2)
             callback = host.reference(from: L)
             // Every outcome, failures included, reaches the callback on a later turn, which
-            // unlists the transfer; one already finished would never be unlisted.
-            if transfer.state != .finished { host.transfersByID[id] = transfer }
+            // frees the number; a transfer already finished is not listed under it (there is
+            // nothing left to cancel).
+            if transfer.state != .finished { host.transfers.set(id, transfer) }
             s.push(id)
             return 1
         }
@@ -212,7 +214,7 @@ enum TransferBinding {
             return .bad
         }
         let host = LuaHost.from(L)
-        guard let t = host.transfersByID[id] else { return .gone }
+        guard let t = host.transfers[id] else { return .gone }
         return .found(t, host)
     }
 
