@@ -2,8 +2,8 @@
 // happens as early as the process can do anything (after the dynamic loader, before the Swift
 // runtime and the argument parsing).
 //
-// 1. glibc's fastbins off (tune_malloc), before anything is allocated in earnest and before a
-//    second thread exists.
+// 1. glibc's malloc tuned (tune_malloc: fastbins off, a larger free top), before anything is
+//    allocated in earnest and before a second thread exists.
 // 2. Leaving without the exit handlers of libcurl's libraries, once they are loaded
 //    (curl_loader.c, lunet_allow_fast_exit).
 // 3. When the arguments make a request certain or likely, the libcurl preload thread starts here
@@ -86,11 +86,20 @@ static int predicts_request(int argc, char **argv) {
 // merging was a sixth of the profile; without fastbins small chunks are merged as they are freed
 // and the per-size tcache still serves the common alloc/free pairs (docs/benchmarks.md, after
 // section (f)). Only the executable does this: a program that embeds lunet owns its allocator.
+//
+// Why the heap keeps up to 4 MB free at its top: with glibc's 128 KB, a loop of requests (64 in
+// flight) shrank the heap and grew it again with brk a hundred times a second, and each page it
+// gave back was faulted in again on its next use: 0.2 (s:get_async) to 0.5 (task.spawn workers)
+// page faults a request, ~1 us of kernel time a request on this machine
+// (scripts/bench.d/concurrent.sh; docs/benchmarks.md). The resident size of such a loop stayed
+// the same (16.4 MB), and that of one GET too.
 static void tune_malloc(void) {
-    // A GLIBC_TUNABLES setting that names mxfast wins (so the two can be compared on one binary).
+    // A GLIBC_TUNABLES setting that names one of these wins (so that each can be compared on
+    // one binary).
     const char *tunables = getenv("GLIBC_TUNABLES");
-    if (tunables && strstr(tunables, "mxfast")) return;
-    lunet_malloc_no_fastbins();
+    if (!(tunables && strstr(tunables, "mxfast"))) lunet_malloc_no_fastbins();
+    if (!(tunables && (strstr(tunables, "trim_threshold") || strstr(tunables, "top_pad") || strstr(tunables, "mmap_threshold"))))
+        lunet_malloc_keep_heap_top();
 }
 
 // The process's arguments, as glibc hands them to each ELF constructor.

@@ -23,6 +23,9 @@ int lunet_wakeup_fd(void);
 int lunet_random_bytes(void *p, size_t n);
 /// Turns glibc's fastbins off (mallopt M_MXFAST 0); the lunet executable says why.
 void lunet_malloc_no_fastbins(void);
+/// Lets the heap keep more free memory at its top, and maps 1 MB allocations and up on their
+/// own (mallopt M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD); the lunet executable says why.
+void lunet_malloc_keep_heap_top(void);
 
 // ---------------------------------------------------------------------------------------------
 // libcurl: opened with dlopen on first network use (curl_loader.c), never linked, and reached
