@@ -50,6 +50,9 @@ public final class Session {
 
     /// How often this session prepared a request and looked one up in its cache: the request
     /// path's own accounting (a test checks that a miss does each once).
+    /// The last URL `resolve` found plain (isPlainAbsolute), so that a run of requests to one URL
+    /// checks it once.
+    private var lastPlainURL = ""
     public private(set) var preparations = 0
     public internal(set) var cacheLookups = 0
 
@@ -93,15 +96,23 @@ public final class Session {
     /// The request as it will be sent: URL resolved against the base URL, the session's headers
     /// under the request's own, auth, and the session's options under the request's.
     public func prepare(_ request: HTTPRequest) throws(LunetError) -> HTTPRequest {
-        preparations += 1
         var r = request
-        r.url = try resolve(request.url)
+        try prepare(&r)
+        return r
+    }
+
+    /// `prepare`, in place: the request path moves its request through (`send`), with no copy of
+    /// it made. On an error `r` may be prepared in part (its URL is never changed then).
+    func prepare(_ r: inout HTTPRequest) throws(LunetError) {
+        preparations += 1
+        let own = r.headers
+        r.url = try resolve(r.url)
         // The request's own fields replace the session's by name (its Authorization, the auth).
-        r.headers = baseHeaders.merging(request.headers)
-        for name in request.removedHeaders { r.headers.remove(name) }
-        r.options = request.options.resolved(over: configuration.options)
+        r.headers = baseHeaders.merging(own)
+        for name in r.removedHeaders { r.headers.remove(name) }
+        r.options = r.options.resolved(over: configuration.options)
         // A request's own Authorization replaces the session's auth, libcurl's schemes included.
-        guard let auth = configuration.auth, r.options.curlAuth == nil, !request.headers.contains("Authorization") else { return r }
+        guard let auth = configuration.auth, r.options.curlAuth == nil, !own.contains("Authorization") else { return }
         switch auth {
         case .digest(let user, let password): r.options.curlAuth = CurlAuth(.digest, user: user, password: password)
         case .ntlm(let user, let password): r.options.curlAuth = CurlAuth(.ntlm, user: user, password: password)
@@ -112,7 +123,6 @@ public final class Session {
         case .apiKeyQuery(let name, let value): r.url = Self.addingQuery(r.url, name, value)
         case .basic, .bearer: break
         }
-        return r
     }
 
     /// `url` with name=value added to its query (percent-encoded), unless the query has the
@@ -134,7 +144,12 @@ public final class Session {
     /// An absolute http(s) URL, or an error that names the URL. With `webSocket`, ws: and wss:
     /// (in the URL or the base URL) are taken and answered as the http: and https: they open with.
     public func resolve(_ url: String, webSocket: Bool = false) throws(LunetError) -> String {
-        if Self.isPlainAbsolute(url) { return url }
+        // The URL the last request found plain (most often the very same string: LuaHost.urlText).
+        if url == lastPlainURL { return url }
+        if Self.isPlainAbsolute(url) {
+            lastPlainURL = url
+            return url
+        }
         if url.utf8.contains(where: { $0 <= 0x20 || $0 == 0x7f }) {
             throw LunetError(.argument, "invalid URL '\(url)': it contains spaces or control characters (encode them)", url: url)
         }
@@ -201,7 +216,7 @@ public final class Session {
     /// `completion` on a later turn, like any other failure.
     /// `configure` sets the transfer up before it starts (a file target, progress, chunks).
     @discardableResult
-    public func send(_ request: HTTPRequest, configure: ((Transfer) -> Void)? = nil, completion: @escaping Transfer.Completion) -> Transfer {
+    public func send(_ request: consuming HTTPRequest, configure: ((Transfer) -> Void)? = nil, completion: @escaping Transfer.Completion) -> Transfer {
         switch send(request, configure: configure, answeringAtOnce: false, completion: completion) {
         case .started(let t): return t
         case .answered: fatalError("unreachable: nothing is answered at once unless asked")
@@ -211,13 +226,13 @@ public final class Session {
     /// `send`, which with `answeringAtOnce` returns a fresh stored response itself instead of
     /// through `completion` on a later turn: no transfer, no turn of the loop, and `completion`
     /// is never called. The request is prepared once and looked up once either way.
-    public func send(_ request: HTTPRequest, configure: ((Transfer) -> Void)? = nil, answeringAtOnce: Bool,
+    public func send(_ request: consuming HTTPRequest, configure: ((Transfer) -> Void)? = nil, answeringAtOnce: Bool,
                      completion: @escaping Transfer.Completion) -> Sent {
-        let prepared: HTTPRequest
+        var prepared = request
         do {
-            prepared = try prepare(request)
+            try prepare(&prepared)
         } catch {
-            return .started(loop.fail(request, error, completion: completion))
+            return .started(loop.fail(prepared, error, completion: completion))
         }
         if let cache = configuration.cache, configure == nil {
             return sendThroughCache(prepared, cache: cache, answeringAtOnce: answeringAtOnce, completion: completion)
@@ -227,7 +242,7 @@ public final class Session {
 
     /// Starts `prepared` on the network, within max_concurrent.
     @discardableResult
-    func sendToNetwork(_ prepared: HTTPRequest, configure: ((Transfer) -> Void)? = nil, completion: @escaping Transfer.Completion) -> Transfer {
+    func sendToNetwork(_ prepared: consuming HTTPRequest, configure: ((Transfer) -> Void)? = nil, completion: @escaping Transfer.Completion) -> Transfer {
         guard let limit = configuration.maxConcurrent, limit > 0 else {
             let t = Transfer(request: prepared, completion: completion)
             configure?(t)

@@ -89,10 +89,10 @@ public final class Transfer {
     weak var loop: EventLoop?
     var uploadFD: Int32 = -1
 
-    public init(request: HTTPRequest, completion: @escaping Completion) {
-        self.request = request
-        self.completion = completion
+    public init(request: consuming HTTPRequest, completion: @escaping Completion) {
         self.maxBody = request.options.maxBody
+        self.completion = completion
+        self.request = request   // moved in: the last use
         errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
 

@@ -24,6 +24,25 @@ public final class LuaHost {
     /// Open WebSockets, by the number core.websocket_open gave Lua, with their event callback.
     var websocketsByID: [Int: (connection: WebSocketConnection, callback: Int32)] = [:]
     var lastTransferID = 0   // WebSocket numbers
+    /// The URL text the last plain core.send read from Lua (see `urlText`).
+    private var lastURLText = ""
+
+    /// The string at `index` of `L`'s stack as a String, for a request's URL:
+    /// the last one's String itself when the bytes are the same (a loop of requests to one URL
+    /// makes no new string for each, and the session and the loop, which compare with the URL
+    /// they saw last, find the very same string). nil when it is not a string or a number.
+    func urlText(_ L: OpaquePointer, at index: Int32) -> String? {
+        let t = lua_type(L, index)
+        guard t == LUA_TSTRING || t == LUA_TNUMBER else { return nil }
+        var len = 0
+        guard let p = lunet_tolstring(L, index, &len) else { return nil }
+        let same = lastURLText.utf8.withContiguousStorageIfAvailable { last in
+            last.count == len && (len == 0 || memcmp(last.baseAddress!, p, len) == 0)
+        }
+        if same == true { return lastURLText }
+        lastURLText = String(decoding: UnsafeRawBufferPointer(start: p, count: len), as: UTF8.self)
+        return lastURLText
+    }
     /// The function a plain request's completion goes to when core.send was given the request's
     /// task instead of a callback: plain_completion(task, response, ...) or (task, nil, error).
     /// One function for every such request, set once by http.lua (core.set_plain_completion):

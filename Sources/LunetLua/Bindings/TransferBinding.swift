@@ -31,12 +31,17 @@ enum TransferBinding {
             return LuaErrorObject.badArgument(L, 2, "send", "a task needs core.set_plain_completion first")
         }
         if s.type(3) == LUA_TTABLE { return sendTable(L, session) }
-        guard let method = s.string(3), let url = s.string(4) else {
+        guard let method = s.string(3), let url = LuaHost.from(L).urlText(L, at: 4) else {
             return LuaErrorObject.badArgument(L, 3, "send", "a request table, or method and url strings expected")
         }
-        var request = HTTPRequest(method: method.uppercased(), url: url)
+        var request = HTTPRequest(method: uppercased(method), url: url)
         if s.type(5) == LUA_TTABLE { (request.headers, request.removedHeaders) = readHeaders(L, 5) }
         return begin(L, LuaHost.from(L).transfers.reserve(), session, request, events: LUA_NOREF, configure: nil, answeringAtOnce: s.bool(6))
+    }
+
+    /// `method` in capitals; itself, with no new string, when it is (http.lua's verbs are).
+    private static func uppercased(_ method: String) -> String {
+        method.utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) ? method : method.uppercased()
     }
 
     /// core.set_plain_completion(fn): where the completions of requests sent with their task go
@@ -163,7 +168,7 @@ enum TransferBinding {
 
     /// Sends `request` for core.send (the callback is argument 2). Pushes the transfer's number
     /// (1 result), or what the cache answered at once (7 results, see `send`).
-    private static func begin(_ L: OpaquePointer, _ id: Int, _ session: Session, _ request: HTTPRequest, events eventsRef: Int32,
+    private static func begin(_ L: OpaquePointer, _ id: Int, _ session: Session, _ request: consuming HTTPRequest, events eventsRef: Int32,
                               configure: ((Transfer) -> Void)?, answeringAtOnce: Bool) -> Int32 {
         let host = LuaHost.from(L)
         // The callback's (or the task's) reference is taken when a transfer is started, not for
