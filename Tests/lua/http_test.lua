@@ -245,3 +245,21 @@ test("http.get inside a user coroutine suspends the coroutine, not the host", fu
 end)
 
 h.done()
+
+-- A plain request's response starts with its status; reason, url, http_version and elapsed are
+-- fetched together at the first use of any (response.plain). Each must still be the response's
+-- own, whichever is read first, and for responses read after others arrived.
+test("a plain response's reason, url, version and elapsed are its own, whichever is read first", function()
+  local s = http.session{}
+  local ok_url, missing_url = NGINX .. "/index.json", NGINX .. "/no-such-file"
+  local a, b, c = s:get(ok_url), s:get(missing_url), s:get(ok_url)
+  eq({ a.status, b.status, c.status }, { 200, 404, 200 }, "statuses")
+  eq(b.reason, "Not Found", "the 404's reason, read first")
+  eq({ b.url, b.http_version }, { missing_url, "1.1" }, "the 404's url and version")
+  eq(a.http_version, "1.1", "the first 200's version, read first")
+  eq({ a.reason, a.url }, { "OK", ok_url }, "then its reason and url")
+  truthy(type(c.elapsed) == "number" and c.elapsed > 0 and c.elapsed < 60, "elapsed read first: " .. tostring(c.elapsed))
+  eq(tostring(c), "HTTP/1.1 200 OK (" .. ok_url .. ")", "tostring")
+  local r = s:get_async(missing_url):await()
+  eq(string.format("%s %s %s", r.url, r.reason, r.http_version), missing_url .. " Not Found 1.1", "through get_async")
+end)

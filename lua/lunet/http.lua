@@ -261,13 +261,14 @@ local PLAIN = setmetatable({}, { __newindex = function() error("PLAIN is read-on
 -- request table and no closure are made: core.send is given the request's task itself, and its
 -- completion goes to plain_completed, one function for every plain request. With `at_once`, a
 -- response the cache can give now comes back from the call itself (nil and the response): the
--- task made for it is then dropped. The completion (task, response, status, reason, url,
--- http_version, elapsed) or (task, nil, error) never runs during core.send.
+-- task made for it is then dropped. The completion (task, response, status) or (task, nil,
+-- error) never runs during core.send; the rest of the response's head is fetched when asked
+-- for (response.plain).
 local Task, core_send, core_cancel = task.Task, core.send, core.cancel
-local resolve, reject, new_response = task._resolve, task._reject, response.new
-local function plain_completed(t, raw, status, reason, u, version, elapsed)
+local resolve, reject, new_response, plain_response = task._resolve, task._reject, response.new, response.plain
+local function plain_completed(t, raw, status)
   if t.state ~= "pending" then return end
-  if raw == nil then reject(t, status) else resolve(t, new_response(raw, status, reason, u, version, elapsed)) end
+  if raw == nil then reject(t, status) else resolve(t, plain_response(raw, status)) end
 end
 core.set_plain_completion(plain_completed)
 

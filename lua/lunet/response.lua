@@ -19,6 +19,20 @@ function lazy.trailers(r) return headers.from_flat(core.response_trailers(r._raw
 function lazy.timings(r) return core.response_timings(r._raw) end
 function lazy.cache(r) return core.response_cache(r._raw) end
 function lazy.ok(r) return r.status >= 200 and r.status < 300 end
+-- A plain request's response starts with its status only (M.plain); the rest of its head comes
+-- in one call at the first use of any of it.
+local function head(r, k)
+  local reason, url, version, elapsed = core.response_head(r._raw)
+  rawset(r, "reason", reason)
+  rawset(r, "url", url)
+  rawset(r, "http_version", version)
+  rawset(r, "elapsed", elapsed)
+  return rawget(r, k)
+end
+function lazy.reason(r) return head(r, "reason") end
+function lazy.url(r) return head(r, "url") end
+function lazy.http_version(r) return head(r, "http_version") end
+function lazy.elapsed(r) return head(r, "elapsed") end
 function lazy.data(r) return r.body end
 function lazy.connections_opened(r) return (core.response_connections(r._raw)) end
 function lazy.redirects(r) return (select(2, core.response_connections(r._raw))) end
@@ -130,6 +144,12 @@ end
 function M.new(raw, status, reason, url, version, elapsed)
   return setmetatable({ _raw = raw, status = status, reason = reason, url = url,
                         http_version = version, elapsed = elapsed }, Response)
+end
+
+--- A plain request's response (http.lua's plain completion): the core's response and its
+--- status; reason, url, http_version and elapsed are fetched at the first use of one of them.
+function M.plain(raw, status)
+  return setmetatable({ _raw = raw, status = status }, Response)
 end
 
 function M.is(v) return getmetatable(v) == Response end

@@ -18,7 +18,7 @@ enum CoreModule {
             ("events_done", TransferBinding.eventsDone), ("deadline", deadline), ("limits", limits), ("transfer_head", TransferBinding.transferHead),
             ("websocket_open", WebSocketBinding.open), ("websocket_send", WebSocketBinding.send),
             ("websocket_close", WebSocketBinding.close), ("websocket_pause", WebSocketBinding.pause),
-            ("response_timings", ResponseBinding.timings),
+            ("response_timings", ResponseBinding.timings), ("response_head", ResponseBinding.head),
             ("response_connections", ResponseBinding.connections), ("response_headers", ResponseBinding.headers),
             ("response_trailers", ResponseBinding.trailers),
             ("response_body", ResponseBinding.body), ("response_text", ResponseBinding.text),

@@ -26,6 +26,27 @@ enum ResponseBinding {
         return 6
     }
 
+    /// A plain request's response as its completion takes it (TransferBinding): the response
+    /// itself and its status only; the rest of the head waits for `head`. Returns the count, 2.
+    static func pushStatus(_ L: OpaquePointer, _ r: HTTPResponse) -> Int32 {
+        LuaUserdata.push(L, r, metatable: metatable)
+        LuaStack(L).push(r.status)
+        return 2
+    }
+
+    /// core.response_head(response): reason, url, http_version, elapsed, for a response made
+    /// with its status only (response.lua fetches them together at the first use of one).
+    static let head: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let r = response(L, "head") else { return LuaErrorObject.badArgument(L, 1, "response_head", "response expected") }
+        let s = LuaStack(L)
+        s.push(r.reason)
+        s.push(r.url)
+        s.push(r.httpVersion)
+        s.push(r.elapsed)
+        return 4
+    }
+
     /// { dns, connect, tls, ttfb, total }, seconds from the start of the transfer.
     static let timings: lunet_SwiftFunction = { L in
         let L = L!
