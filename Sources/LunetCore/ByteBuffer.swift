@@ -44,6 +44,14 @@ public final class ByteBuffer {
         count += n
     }
 
+    /// `n` bytes and a line feed after them: a header line as kept (one growth check, not two).
+    public func appendLine(_ pointer: UnsafeRawPointer, _ n: Int) {
+        reserve(count + n + 1)
+        if n > 0 { (base! + count).update(from: pointer.assumingMemoryBound(to: UInt8.self), count: n) }
+        base![count + n] = 0x0A
+        count += n + 1
+    }
+
     public func removeAll() { count = 0 }
 
     public var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }

@@ -525,18 +525,16 @@ public final class Transfer {
             headerBlockEnded = true
             return n
         }
-        // A line without a colon is not a field.
-        guard b[0..<end].contains(0x3A) else { return n }
+        // A line without a colon is not a field (memchr: the slice's own search went a byte at a time).
+        guard memchr(data, 0x3A, end) != nil else { return n }
         if headerBlockEnded {
             // libcurl hands trailer fields to the header callback too: they are not header fields.
             let trailers = trailerLines ?? ByteBuffer()
             trailerLines = trailers
-            trailers.append(data, end)
-            trailers.append(newline, 1)
+            trailers.appendLine(data, end)
             return n
         }
-        headerLines.append(data, end)
-        headerLines.append(newline, 1)
+        headerLines.appendLine(data, end)
         let first = b[0] | 0x20
         if first == 0x63 || first == 0x74 { passUnknownCodings(UnsafeBufferPointer(rebasing: b[0..<end])) }   // c, t
         return n
@@ -669,13 +667,6 @@ public final class Transfer {
         return e
     }
 }
-
-/// "\n", appended after each kept header line.
-nonisolated(unsafe) private let newline: UnsafeMutableRawPointer = {
-    let p = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
-    p.storeBytes(of: 0x0A, as: UInt8.self)
-    return p
-}()
 
 /// A stable address for an empty body (curl keeps the pointer it is given).
 nonisolated(unsafe) private let emptyBody: UnsafeMutableRawPointer = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)

@@ -172,9 +172,11 @@ enum TransferBinding {
     private static func begin(_ L: OpaquePointer, _ id: Int, _ session: Session, _ request: consuming HTTPRequest, events eventsRef: Int32,
                               configure: ((Transfer) -> Void)?, answeringAtOnce: Bool) -> Int32 {
         let host = LuaHost.from(L)
-        // The callback's (or the task's) reference is taken when a transfer is started, not for
-        // an answer at once.
-        var callback: Int32 = LUA_NOREF
+        // The callback's (or the task's) reference, taken before the transfer starts and let go
+        // at once for an answer at once: a constant the completion captures (a variable set
+        // after `send` was a box allocated for every request).
+        lua_pushvalue(L, 2)
+        let callback = host.reference(from: L)
         let viaTask = lua_type(L, 2) == LUA_TTABLE
         let sent = session.send(request, configure: configure, answeringAtOnce: answeringAtOnce) { [unowned host] result in
             host.transfers.remove(id)
@@ -198,12 +200,11 @@ enum TransferBinding {
         switch sent {
         case .answered(let response):
             host.release(eventsRef)
+            host.release(callback)
             host.transfers.remove(id)   // no completion will free the number
             s.pushNil()
             return 1 + ResponseBinding.push(L, response)
         case .started(let transfer):
-            s.pushValue(2)
-            callback = host.reference(from: L)
             // Every outcome, failures included, reaches the callback on a later turn, which
             // frees the number; a transfer already finished is not listed under it (there is
             // nothing left to cancel).
