@@ -442,16 +442,6 @@ local function pipeline_of(session)
 end
 http._stages_of = function(session) pipeline_of(session); return session._stages or {} end
 
--- A request without options: the session's stages, or the plain path when it has none.
-local function plain_async(session, method, target)
-  -- pipeline_of and remember_url, their common case inline (two calls less a request)
-  local send
-  if session._pipeline_epoch == recording_epoch then send = session._pipeline else send = pipeline_of(session) end
-  if not seen_urls[target] then remember_url(target) end
-  if not send then return attempt_plain(session, method, target) end
-  return send(session, PLAIN, { method = method, url = target, session_headers = session.headers })
-end
-
 -- Sends a built request with options of its own through the stages they and the session's
 -- make (a request with options always has one: its options are validated), with its cancel token.
 local function start(self, opts, req)
@@ -482,7 +472,15 @@ for _, verb in ipairs(VERBS) do
   Session[verb .. "_async"] = function(self, target, opts)
     if getmetatable(self) ~= Session then errors.argument(1, fname, "session expected (call it as session:" .. fname .. "(...))") end
     if type(target) ~= "string" then errors.argument(1, fname, "URL string expected, got " .. type(target)) end
-    if opts == nil then return plain_async(self, METHOD, target) end
+    if opts == nil then
+      -- A request without options: the session's stages, or the plain path when it has none
+      -- (pipeline_of and remember_url with their common case inline: calls less a request).
+      local send
+      if self._pipeline_epoch == recording_epoch then send = self._pipeline else send = pipeline_of(self) end
+      if not seen_urls[target] then remember_url(target) end
+      if not send then return attempt_plain(self, METHOD, target) end
+      return send(self, PLAIN, { method = METHOD, url = target, session_headers = self.headers })
+    end
     if type(opts) ~= "table" then errors.argument(2, fname, "options table expected, got " .. type(opts)) end
     local o = {}
     if opts then for k, v in pairs(opts) do o[k] = v end end
@@ -496,8 +494,8 @@ for _, verb in ipairs(VERBS) do
     -- call that sends it: no task, no transfer, no turn of the loop. Anything else (a miss, a
     -- stale entry) is on its way in the same call, prepared and looked up once.
     if at_once and opts == nil and type(target) == "string" and getmetatable(self) == Session
-      and not pipeline_of(self) then
-      remember_url(target)
+      and not (self._pipeline_epoch == recording_epoch and self._pipeline or pipeline_of(self)) then
+      if not seen_urls[target] then remember_url(target) end
       local t, r = attempt_plain(self, METHOD, target, true)
       if r then return r end
       return t:await()

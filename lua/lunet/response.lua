@@ -149,7 +149,9 @@ end
 --- A plain request's response (http.lua's plain completion): the core's response and its
 --- status; reason, url, http_version and elapsed are fetched at the first use of one of them.
 function M.plain(raw, status)
-  return setmetatable({ _raw = raw, status = status }, Response)
+  -- body and headers named (nil) to size the table for the fields read most: the first of them
+  -- read then goes in without the table growing.
+  return setmetatable({ _raw = raw, status = status, body = nil, headers = nil }, Response)
 end
 
 function M.is(v) return getmetatable(v) == Response end

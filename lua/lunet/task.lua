@@ -85,11 +85,12 @@ local function settle(t, state, result, err, tb)
   return true
 end
 
--- settle(t, "done", v), inlined: resolving is the hot path of every task.
+-- settle(t, "done", v), inlined: resolving is the hot path of every task. A field is cleared
+-- only when it is there: setting an absent one to nil still goes the slow way of a new key.
 local function resolve(t, v)
   if t.state ~= "pending" then return false end
   t.state = "done"
-  t.result = v
+  if v ~= nil then t.result = v end
   local cb = t._cb
   if cb then t._cb = nil; defer(cb, t) end
   local cbs = t._cbs
@@ -97,7 +98,9 @@ local function resolve(t, v)
     t._cbs = nil
     for i = 1, #cbs do defer(cbs[i], t) end
   end
-  t._awaiting, t._on_cancel, t._ocfn, t._ocarg = nil, nil, nil, nil
+  if t._ocfn ~= nil then t._ocfn, t._ocarg = nil, nil end
+  if t._awaiting ~= nil then t._awaiting = nil end
+  if t._on_cancel ~= nil then t._on_cancel = nil end
   return true
 end
 local function reject(t, err, tb)
@@ -182,7 +185,7 @@ end
 --- Always runs with the settled task; its return value (or task) is the next task's result.
 function Task:continue(fn)
   if type(fn) ~= "function" then check_fn(fn, "continue") end
-  if not self._observed then observe(self) end
+  if not self._observed then self._observed = true; unobserved[self] = nil end   -- observe(self)
   local t2 = setmetatable({ state = "pending", result = nil, _cb = nil, _observed = nil, _cbfn = nil, _cbto = nil }, Task)
   if self.state == "pending" and not self._cb then
     self._cb, self._cbfn, self._cbto = continue_from_fields, fn, t2
