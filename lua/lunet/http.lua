@@ -493,12 +493,15 @@ for _, verb in ipairs(VERBS) do
     -- A plain GET or HEAD on the plain path may be answered from the session's cache in the
     -- call that sends it: no task, no transfer, no turn of the loop. Anything else (a miss, a
     -- stale entry) is on its way in the same call, prepared and looked up once.
-    if at_once and opts == nil and type(target) == "string" and getmetatable(self) == Session
-      and not (self._pipeline_epoch == recording_epoch and self._pipeline or pipeline_of(self)) then
-      if not seen_urls[target] then remember_url(target) end
-      local t, r = attempt_plain(self, METHOD, target, true)
-      if r then return r end
-      return t:await()
+    if at_once and opts == nil and type(target) == "string" and getmetatable(self) == Session then
+      local send   -- pipeline_of(self), its common case inline
+      if self._pipeline_epoch == recording_epoch then send = self._pipeline else send = pipeline_of(self) end
+      if not send then
+        if not seen_urls[target] then remember_url(target) end
+        local t, r = attempt_plain(self, METHOD, target, true)
+        if r then return r end
+        return t:await()
+      end
     end
     return async(self, target, opts):await()
   end
