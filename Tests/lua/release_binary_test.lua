@@ -82,7 +82,9 @@ print(string.format("%%.4f", (faults() - before) / 6000))
   local code, out = h.run(q(RELEASE) .. " " .. q(script))
   eq(code, 0, "the loop: " .. out)
   local per_request = tonumber(out:match("^([%d.]+)"))
-  truthy(per_request and per_request < 0.02, "page faults a request: " .. out)
+  -- Before: 0.2-1.1 a request (more with nginx closing each connection after 1000 requests, as
+  -- the test servers' does); after: 0.00-0.03 (the heap still grows a little past the warm-up).
+  truthy(per_request and per_request < 0.1, "page faults a request: " .. out)
 end)
 
 test("a Lua error in the release build prints its message and traceback and exits 1", function()
