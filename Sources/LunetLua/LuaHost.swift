@@ -311,6 +311,22 @@ public final class LuaHost {
         }
     }
 
+    /// Calls `ref`, a function that is a delivery itself (runtime.delivering: it runs the work
+    /// it queues before it returns), like `deliver` without the runtime's deliver between.
+    func deliverDirectly(_ ref: Int32, _ arguments: (LuaStack) -> Int32) {
+        guard !isClosed else { return }
+        let L = current
+        let s = LuaStack(L)
+        guard s.ensure(16) else { reportError("the Lua stack is full"); return }
+        lunet_getref(L, ref)
+        let n = arguments(s)
+        if lunet_pcall(L, n, 0) != LUA_OK {
+            reportError(describeError(at: -1))
+            s.pop()
+            call(recoverRef)   // as in `deliver`
+        }
+    }
+
     /// Runs the continuations and coroutine resumes that are due.
     func drain() {
         guard drainRef != LUA_NOREF else { return }

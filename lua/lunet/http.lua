@@ -270,7 +270,8 @@ local function plain_completed(t, raw, status)
   if t.state ~= "pending" then return end
   if raw == nil then reject(t, status) else resolve(t, plain_response(raw, status)) end
 end
-core.set_plain_completion(plain_completed)
+-- Its own delivery (runtime.delivering): the loop calls it straight, not through runtime.deliver.
+core.set_plain_completion(runtime.delivering(plain_completed))
 
 local function attempt_plain(session, method, target, at_once)
   -- task.new's fields (task.lua names them all at creation, so that none is added later), with

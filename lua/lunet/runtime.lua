@@ -78,6 +78,21 @@ function M.deliver(fn, ...)
   busy = busy - 1
 end
 
+--- `fn` made a delivery of its own: called from the loop with up to three values, it runs
+--- fn(a, b, c) and then what fn queued, as `deliver(fn, a, b, c)` does, without passing fn and
+--- a variable count of values through it (the plain request's completion: http.lua).
+function M.delivering(fn)
+  return function(a, b, c)
+    busy = busy + 1
+    fn(a, b, c)
+    if head <= tail then
+      run_queue()
+      head, tail = 1, 0
+    end
+    busy = busy - 1
+  end
+end
+
 --- After a delivery raised (a host defect the host has reported): the count of deliveries
 --- running is right again, and what was queued behind the failure still runs.
 function M.recover()

@@ -254,9 +254,10 @@ function Task:finally(fn)
 end
 
 --- Waits for the task: its result, or raises its error (a `cancelled` error when cancelled).
+local wait = runtime.wait
 function Task:await()
-  if self.state == "pending" then runtime.wait(self) end
-  observe(self)
+  if self.state == "pending" then wait(self) end
+  if not self._observed then self._observed = true; unobserved[self] = nil end   -- observe(self)
   if self.state == "done" then return self.result end
   error(self.error, 0)
 end

@@ -181,7 +181,7 @@ enum TransferBinding {
         let sent = session.send(request, configure: configure, answeringAtOnce: answeringAtOnce) { [unowned host] result in
             host.transfers.remove(id)
             defer { host.release(callback); host.release(eventsRef) }
-            host.deliver(viaTask ? host.plainCompletionRef : callback) { s in
+            let push: (LuaStack) -> Int32 = { s in
                 if viaTask { lunet_getref(s.L, callback) } else { s.push(id) }
                 switch result {
                 case .success(let response):
@@ -194,6 +194,8 @@ enum TransferBinding {
                     return 3
                 }
             }
+            // The plain completion is a delivery itself (http.lua: runtime.delivering).
+            if viaTask { host.deliverDirectly(host.plainCompletionRef, push) } else { host.deliver(callback, push) }
         }
         host.requestStarted()
         let s = LuaStack(L)
