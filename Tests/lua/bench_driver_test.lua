@@ -90,6 +90,11 @@ test("concurrent runs quick, alone and with BENCH_BEFORE beside it", function()
       " --quick concurrent </dev/null")
     eq(code, 0, "exit status (" .. before .. "): " .. out)
     truthy(out:find("lunet: s:get_async, a window of 64", 1, true), "lunet's rows: " .. out)
+    -- With a C compiler, the floor and the floor set up as lunet's requests, and lunet's ratio to it.
+    if out:find("C + libcurl multi (libcurl's floor)", 1, true) then
+      truthy(out:find("the same, set up as lunet's requests", 1, true) and out:find("lunet async/lean libcurl floor CPU per request = ", 1, true),
+        "the lean floor's row and ratio: " .. out)
+    end
     eq(out:find("lunet before (BENCH_BEFORE): async", 1, true) ~= nil, before ~= "", "the before rows only when asked: " .. out)
   end
 end)

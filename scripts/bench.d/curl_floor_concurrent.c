@@ -4,12 +4,19 @@
  * requests have been started; curl_multi_perform / curl_multi_poll between. Connections are
  * reused. No Lua and no Swift: the floor under lunet in the concurrent benchmark.
  *
+ * With a fourth argument "lean", each request is set up the way lunet's loop now sets its own
+ * (docs/architecture.md, "What a request costs"): the URL parsed by libcurl once and handed over
+ * as a URL handle (CURLOPT_CURLU), and "no proxy" said outright instead of libcurl looking up
+ * the proxy variables of the environment for every request. A second row, for information: the
+ * floor of issue 17's goal is the plain form.
+ *
  * build: cc -O2 -o curl_floor_concurrent curl_floor_concurrent.c -lcurl
- * usage: curl_floor_concurrent URL N C
+ * usage: curl_floor_concurrent URL N C [lean]
  * Prints one line: "ok=<good responses> loop_wall=<s> loop_cpu=<s>" (the loop only). */
 #include <curl/curl.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 static size_t discard(char *data, size_t size, size_t count, void *user) {
@@ -24,9 +31,17 @@ static size_t count_header(char *data, size_t size, size_t count, void *user) {
     return size * count;
 }
 
+static CURLU *lean_url;   /* set in lean mode: the URL, parsed once */
+
 static void start(CURLM *multi, CURL *easy, const char *url, long *headers) {
     curl_easy_reset(easy);
-    curl_easy_setopt(easy, CURLOPT_URL, url);
+    if (lean_url) {
+        curl_easy_setopt(easy, CURLOPT_CURLU, lean_url);
+        curl_easy_setopt(easy, CURLOPT_PROXY, "");
+        curl_easy_setopt(easy, CURLOPT_NOPROXY, "");
+    } else {
+        curl_easy_setopt(easy, CURLOPT_URL, url);
+    }
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, discard);
     curl_easy_setopt(easy, CURLOPT_HEADERFUNCTION, count_header);
@@ -62,13 +77,20 @@ static long run(CURLM *multi, CURL **easy, long c, const char *url, long n, long
 }
 
 int main(int argc, char **argv) {
-    if (argc != 4 || atol(argv[2]) <= 0 || atol(argv[3]) <= 0) {
-        fprintf(stderr, "usage: %s URL N C\n", argv[0]);
+    if (argc < 4 || argc > 5 || atol(argv[2]) <= 0 || atol(argv[3]) <= 0 || (argc == 5 && strcmp(argv[4], "lean") != 0)) {
+        fprintf(stderr, "usage: %s URL N C [lean]\n", argv[0]);
         return 2;
     }
     const char *url = argv[1];
     long n = atol(argv[2]), c = atol(argv[3]), headers = 0;
     curl_global_init(CURL_GLOBAL_DEFAULT);
+    if (argc == 5) {
+        lean_url = curl_url();
+        if (lean_url == NULL || curl_url_set(lean_url, CURLUPART_URL, url, CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) {
+            fprintf(stderr, "curl_floor_concurrent: libcurl does not parse %s\n", url);
+            return 1;
+        }
+    }
     CURLM *multi = curl_multi_init();
     curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, c > 256 ? c : 256L);
     CURL **easy = calloc((size_t)c, sizeof *easy);
