@@ -302,13 +302,7 @@ public final class LuaHost {
         guard s.ensure(18) else { reportError("the Lua stack is full"); return }
         lunet_getref(L, deliverRef)
         lunet_getref(L, ref)
-        let n = arguments(s)
-        if lunet_pcall(L, n + 1, 0) != LUA_OK {
-            reportError(describeError(at: -1))
-            s.pop()
-            // deliver protects nothing itself (runtime.lua says why): set its state right.
-            call(recoverRef)
-        }
+        runDelivery(L, arguments(s) + 1)
     }
 
     /// Calls `ref`, a function that is a delivery itself (runtime.delivering: it runs the work
@@ -319,12 +313,17 @@ public final class LuaHost {
         let s = LuaStack(L)
         guard s.ensure(16) else { reportError("the Lua stack is full"); return }
         lunet_getref(L, ref)
-        let n = arguments(s)
-        if lunet_pcall(L, n, 0) != LUA_OK {
-            reportError(describeError(at: -1))
-            s.pop()
-            call(recoverRef)   // as in `deliver`
-        }
+        runDelivery(L, arguments(s))
+    }
+
+    /// Calls the function under its `n` arguments on `L`'s stack, protected. deliver protects
+    /// nothing itself (runtime.lua says why): a defect is reported here, and runtime.recover sets
+    /// its state right.
+    private func runDelivery(_ L: OpaquePointer, _ n: Int32) {
+        guard lunet_pcall(L, n, 0) != LUA_OK else { return }
+        reportError(describeError(at: -1))
+        LuaStack(L).pop()
+        call(recoverRef)
     }
 
     /// Runs the continuations and coroutine resumes that are due.

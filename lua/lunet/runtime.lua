@@ -80,7 +80,8 @@ end
 
 --- `fn` made a delivery of its own: called from the loop with up to three values, it runs
 --- fn(a, b, c) and then what fn queued, as `deliver(fn, a, b, c)` does, without passing fn and
---- a variable count of values through it (the plain request's completion: http.lua).
+--- a variable count of values through it (the plain request's completion: http.lua). Its body
+--- repeats deliver's on purpose: a shared helper would be a Lua call more on every completion.
 function M.delivering(fn)
   return function(a, b, c)
     busy = busy + 1
