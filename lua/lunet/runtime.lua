@@ -95,9 +95,10 @@ function M.delivering(fn)
 end
 
 --- After a delivery raised (a host defect the host has reported): the count of deliveries
---- running is right again, and what was queued behind the failure still runs.
+--- running is right again (the failed one's taken back: a delivery may run inside another, from
+--- a wait that turns the loop), and what was queued behind the failure still runs.
 function M.recover()
-  busy = 0
+  if busy > 0 then busy = busy - 1 end
   M.drain()
 end
 
