@@ -16,14 +16,7 @@ enum ResponseBinding {
     /// fields read), then status, reason, url, http_version and elapsed, what every response
     /// object starts with. Returns the count, 6: one call up carries the whole head.
     static func push(_ L: OpaquePointer, _ r: HTTPResponse) -> Int32 {
-        LuaUserdata.push(L, r, metatable: metatable)
-        let s = LuaStack(L)
-        s.push(r.status)
-        s.push(r.reason)
-        s.push(r.url)
-        s.push(r.httpVersion)
-        s.push(r.elapsed)
-        return 6
+        pushStatus(L, r) + pushRestOfHead(LuaStack(L), r)
     }
 
     /// A plain request's response as its completion takes it (TransferBinding): the response
@@ -34,17 +27,21 @@ enum ResponseBinding {
         return 2
     }
 
-    /// core.response_head(response): reason, url, http_version, elapsed, for a response made
-    /// with its status only (response.lua fetches them together at the first use of one).
-    static let head: lunet_SwiftFunction = { L in
-        let L = L!
-        guard let r = response(L, "head") else { return LuaErrorObject.badArgument(L, 1, "response_head", "response expected") }
-        let s = LuaStack(L)
+    /// The head after the status: reason, url, http_version, elapsed. Returns the count, 4.
+    private static func pushRestOfHead(_ s: LuaStack, _ r: HTTPResponse) -> Int32 {
         s.push(r.reason)
         s.push(r.url)
         s.push(r.httpVersion)
         s.push(r.elapsed)
         return 4
+    }
+
+    /// core.response_head(response): reason, url, http_version, elapsed, for a response made
+    /// with its status only (response.lua fetches them together at the first use of one).
+    static let head: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let r = response(L, "head") else { return LuaErrorObject.badArgument(L, 1, "response_head", "response expected") }
+        return pushRestOfHead(LuaStack(L), r)
     }
 
     /// { dns, connect, tls, ttfb, total }, seconds from the start of the transfer.
