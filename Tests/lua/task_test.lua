@@ -74,6 +74,23 @@ test("a task settles once; settling again returns false", function()
   eq(src.task.result, 1, "result kept")
 end)
 
+test("a settled task lets go of its cancel hooks (and what they hold), done or failed", function()
+  for _, outcome in ipairs{ "resolve", "reject" } do
+    local src = task.source()
+    local held = setmetatable({}, { __mode = "k" })
+    do
+      local first, second = {}, {}
+      held[first], held[second] = true, true
+      src.task:_on_cancel_do(function() end, first)    -- the first hook lives in the task's fields
+      src.task:_on_cancel_do(function() end, second)   -- the next ones in a list
+    end
+    src[outcome](src, "x")
+    if outcome == "reject" then src.task:catch(function() end):await() end
+    collectgarbage(); collectgarbage()
+    eq(next(held), nil, outcome .. ": the hooks' arguments were collected")
+  end
+end)
+
 test("all: results in input order, or the first error in input order with all errors", function()
   eq(task.all{ task.delay(0.02, "a"), task.resolved("b"), task.delay(0.01, "c") }:await(), { "a", "b", "c" }, "results")
   eq(task.all{}:await(), {}, "empty")

@@ -19,14 +19,11 @@ function lazy.trailers(r) return headers.from_flat(core.response_trailers(r._raw
 function lazy.timings(r) return core.response_timings(r._raw) end
 function lazy.cache(r) return core.response_cache(r._raw) end
 function lazy.ok(r) return r.status >= 200 and r.status < 300 end
--- A plain request's response starts with its status only (M.plain); the rest of its head comes
+-- A plain request's response starts with its status only (http.lua); the rest of its head comes
 -- in one call at the first use of any of it.
 local function head(r, k)
   local reason, url, version, elapsed = core.response_head(r._raw)
-  rawset(r, "reason", reason)
-  rawset(r, "url", url)
-  rawset(r, "http_version", version)
-  rawset(r, "elapsed", elapsed)
+  r.reason, r.url, r.http_version, r.elapsed = reason, url, version, elapsed
   return rawget(r, k)
 end
 function lazy.reason(r) return head(r, "reason") end
@@ -42,13 +39,15 @@ function lazy.request(r)
   return q
 end
 
+-- A response has no __newindex: a field set on it goes in as rawset would put it, without a
+-- call to rawset (a C function: a call more on every first read of a lazy field).
 Response.__index = function(r, k)
   local m = Response[k]
   if m ~= nil then return m end
   local f = lazy[k]
   if f then
     local v = f(r)
-    rawset(r, k, v)
+    r[k] = v
     return v
   end
   return nil
@@ -144,14 +143,6 @@ end
 function M.new(raw, status, reason, url, version, elapsed)
   return setmetatable({ _raw = raw, status = status, reason = reason, url = url,
                         http_version = version, elapsed = elapsed }, Response)
-end
-
---- A plain request's response (http.lua's plain completion): the core's response and its
---- status; reason, url, http_version and elapsed are fetched at the first use of one of them.
-function M.plain(raw, status)
-  -- body and headers named (nil) to size the table for the fields read most: the first of them
-  -- read then goes in without the table growing.
-  return setmetatable({ _raw = raw, status = status, body = nil, headers = nil }, Response)
 end
 
 function M.is(v) return getmetatable(v) == Response end

@@ -28,11 +28,17 @@ local unobserved_order = 0
 local function is_task(v) return getmetatable(v) == Task end
 M.is_task = is_task
 
--- Every field a task may gain, named at creation (nil values still size the table): adding
--- keys later rehashes it, which was a fifth of a task's cost. Task:next, Task:continue and
--- M.source repeat this constructor inline (a call less on the hot path): change them together.
+-- The fields every task reads, there from its creation with `false` for "none": a field that
+-- is absent (or nil) is looked up in Task through __index at every read, and its first write
+-- goes the slow way of a new key; a false one is read and written in place. Seven of them give
+-- the table eight slots, the eighth for `result` (user-visible, so nil until the task is done).
+-- Fields fewer tasks need stay absent and are read only where a present one says they exist:
+-- _cbs (more callbacks) only with _cb, _ocarg and _on_cancel (cancel hooks) only with _ocfn,
+-- _awaiting only on a host coroutine's task, when it is cancelled. Task:next, Task:continue,
+-- M.source and http.lua's plain requests repeat this constructor inline (a call less on the
+-- hot path): change them together.
 local function new()
-  return setmetatable({ state = "pending", result = nil, _cb = nil, _observed = nil, _cbfn = nil, _cbto = nil }, Task)
+  return setmetatable({ state = "pending", _cb = false, _observed = false, _cbfn = false, _cbto = false, _ocfn = false }, Task)
 end
 M.new = new
 
@@ -47,24 +53,28 @@ local function settle(t, state, result, err, tb)
     -- the common case: queue the callbacks, nothing else to do
     t.result = result
     local cb = t._cb
-    if cb then t._cb = nil; defer(cb, t) end
-    local cbs = t._cbs
-    if cbs then
-      t._cbs = nil
-      for i = 1, #cbs do defer(cbs[i], t) end
+    if cb then
+      t._cb = false; defer(cb, t)
+      local cbs = t._cbs
+      if cbs then
+        t._cbs = nil
+        for i = 1, #cbs do defer(cbs[i], t) end
+      end
     end
-    t._awaiting, t._on_cancel, t._ocfn, t._ocarg = nil, nil, nil, nil
+    if t._ocfn then t._ocfn, t._ocarg, t._on_cancel = false, nil, nil end
     return true
   else
     t.error = err
     t.traceback = tb
   end
   local cb = t._cb
-  if cb then t._cb = nil; defer(cb, t) end
-  local cbs = t._cbs
-  if cbs then
-    t._cbs = nil
-    for i = 1, #cbs do defer(cbs[i], t) end
+  if cb then
+    t._cb = false; defer(cb, t)
+    local cbs = t._cbs
+    if cbs then
+      t._cbs = nil
+      for i = 1, #cbs do defer(cbs[i], t) end
+    end
   end
   if state == "failed" and not t._observed then
     unobserved_order = unobserved_order + 1
@@ -76,31 +86,35 @@ local function settle(t, state, result, err, tb)
     t._awaiting = nil
     cancel(awaiting, err and err.message)
   end
-  if state == "cancelled" then
-    local fn, arg, hooks = t._ocfn, t._ocarg, t._on_cancel
-    t._ocfn, t._ocarg, t._on_cancel = nil, nil, nil
-    if fn then pcall(fn, arg) end
-    if hooks then for i = 1, #hooks, 2 do pcall(hooks[i], hooks[i + 1]) end end
+  local fn = t._ocfn
+  if fn then
+    local arg, hooks = t._ocarg, t._on_cancel
+    t._ocfn, t._ocarg, t._on_cancel = false, nil, nil
+    if state == "cancelled" then
+      pcall(fn, arg)
+      if hooks then for i = 1, #hooks, 2 do pcall(hooks[i], hooks[i + 1]) end end
+    end
   end
   return true
 end
 
--- settle(t, "done", v), inlined: resolving is the hot path of every task. A field is cleared
--- only when it is there: setting an absent one to nil still goes the slow way of a new key.
+-- settle(t, "done", v), inlined: resolving is the hot path of every task. Only fields that
+-- are there are read (see new). A task being resolved awaits nothing: a host coroutine's task
+-- is resolved when its coroutine ends, after what it awaited woke it.
 local function resolve(t, v)
   if t.state ~= "pending" then return false end
   t.state = "done"
   if v ~= nil then t.result = v end
   local cb = t._cb
-  if cb then t._cb = nil; defer(cb, t) end
-  local cbs = t._cbs
-  if cbs then
-    t._cbs = nil
-    for i = 1, #cbs do defer(cbs[i], t) end
+  if cb then
+    t._cb = false; defer(cb, t)
+    local cbs = t._cbs
+    if cbs then
+      t._cbs = nil
+      for i = 1, #cbs do defer(cbs[i], t) end
+    end
   end
-  if t._ocfn ~= nil then t._ocfn, t._ocarg = nil, nil end
-  if t._awaiting ~= nil then t._awaiting = nil end
-  if t._on_cancel ~= nil then t._on_cancel = nil end
+  if t._ocfn then t._ocfn, t._ocarg, t._on_cancel = false, nil, nil end
   return true
 end
 local function reject(t, err, tb)
@@ -114,10 +128,11 @@ function cancel(t, message)
 end
 M._resolve, M._reject, M._cancel = resolve, reject, cancel
 
+-- Only a failed task can be in `unobserved`.
 local function observe(t)
   if not t._observed then
     t._observed = true
-    unobserved[t] = nil
+    if t.state == "failed" then unobserved[t] = nil end
   end
 end
 
@@ -178,15 +193,15 @@ end
 -- (as for :next, below), not in a closure made per continuation.
 local function continue_from_fields(t)
   local fn, t2 = t._cbfn, t._cbto
-  t._cbfn, t._cbto = nil, nil
+  t._cbfn, t._cbto = false, false
   run_into(t2, fn, t)
 end
 
 --- Always runs with the settled task; its return value (or task) is the next task's result.
 function Task:continue(fn)
   if type(fn) ~= "function" then check_fn(fn, "continue") end
-  if not self._observed then self._observed = true; unobserved[self] = nil end   -- observe(self)
-  local t2 = setmetatable({ state = "pending", result = nil, _cb = nil, _observed = nil, _cbfn = nil, _cbto = nil }, Task)
+  if not self._observed then self._observed = true; if self.state == "failed" then unobserved[self] = nil end end   -- observe(self)
+  local t2 = setmetatable({ state = "pending", _cb = false, _observed = false, _cbfn = false, _cbto = false, _ocfn = false }, Task)
   if self.state == "pending" and not self._cb then
     self._cb, self._cbfn, self._cbto = continue_from_fields, fn, t2
   else
@@ -206,15 +221,15 @@ end
 -- shared function, instead of a closure per continuation (a third of a continuation's cost).
 local function next_from_fields(t)
   local fn, t2 = t._cbfn, t._cbto
-  t._cbfn, t._cbto = nil, nil
+  t._cbfn, t._cbto = false, false
   if t.state == "done" then run_into(t2, fn, t.result) else next_step(t, fn, t2) end
 end
 
 --- Runs on success with the result; failure and cancellation pass through.
 function Task:next(fn)
   if type(fn) ~= "function" then check_fn(fn, "next") end
-  if not self._observed then self._observed = true; unobserved[self] = nil end   -- observe(self)
-  local t2 = setmetatable({ state = "pending", result = nil, _cb = nil, _observed = nil, _cbfn = nil, _cbto = nil }, Task)
+  if not self._observed then self._observed = true; if self.state == "failed" then unobserved[self] = nil end end   -- observe(self)
+  local t2 = setmetatable({ state = "pending", _cb = false, _observed = false, _cbfn = false, _cbto = false, _ocfn = false }, Task)
   if self.state == "pending" and not self._cb then
     self._cb, self._cbfn, self._cbto = next_from_fields, fn, t2
   else
@@ -257,7 +272,7 @@ end
 local wait = runtime.wait
 function Task:await()
   if self.state == "pending" then wait(self) end
-  if not self._observed then self._observed = true; unobserved[self] = nil end   -- observe(self)
+  if not self._observed then self._observed = true; if self.state == "failed" then unobserved[self] = nil end end   -- observe(self)
   if self.state == "done" then return self.result end
   error(self.error, 0)
 end
@@ -302,7 +317,7 @@ function Source:resolve(v) return resolve(self.task, v) end
 function Source:reject(err) return reject(self.task, err) end
 function Source:cancel(message) return cancel(self.task, message) end
 function M.source()
-  return setmetatable({ task = setmetatable({ state = "pending", result = nil, _cb = nil, _observed = nil, _cbfn = nil, _cbto = nil }, Task) }, Source)
+  return setmetatable({ task = setmetatable({ state = "pending", _cb = false, _observed = false, _cbfn = false, _cbto = false, _ocfn = false }, Task) }, Source)
 end
 
 --- A cancellation token: pass { cancel = tok } to requests; tok:cancel() cancels them all.
@@ -333,7 +348,7 @@ local drive
 -- coroutine and its task in the awaited task's fields, not in a closure per await.
 local function resume_awaiter(awaited)
   local co, t = awaited._cbfn, awaited._cbto
-  awaited._cbfn, awaited._cbto = nil, nil
+  awaited._cbfn, awaited._cbto = false, false
   t._awaiting = nil
   drive(co, t)
 end
