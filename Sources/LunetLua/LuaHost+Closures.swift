@@ -9,7 +9,7 @@ extension LuaHost {
     public typealias Function = (LuaStack) throws -> Int32
 
     final class ClosureBox {
-        static let metatable = "lunet.SwiftClosure"
+        static let metatable = LuaUserdata.Kind("lunet.SwiftClosure")
         let body: Function
         init(_ body: @escaping Function) { self.body = body }
     }

@@ -1,26 +1,42 @@
 import CLunetLua
 import LunetLuaStack
 
-/// Swift objects held by Lua: a full userdata holding one retained reference. `__gc` and
-/// `__close` release it exactly once (the slot is cleared on release), so a closed handle that
-/// is later collected is not released twice.
+/// Swift objects held by Lua: a full userdata holding one retained reference, and beside it the
+/// tag of its kind. `__gc` and `__close` release it exactly once (the slot is cleared on
+/// release), so a closed handle that is later collected is not released twice.
 public enum LuaUserdata {
     /// Boxes alive right now, in every state: tests assert that closing a state frees them all.
     nonisolated(unsafe) public private(set) static var live = 0
 
-    public static func push(_ L: OpaquePointer, _ object: AnyObject, metatable name: String) {
-        let slot = lunet_newuserdata(L, MemoryLayout<UnsafeMutableRawPointer?>.size, 1)!
-        slot.storeBytes(of: Unmanaged.passRetained(object).toOpaque(), as: UnsafeMutableRawPointer?.self)
+    /// A kind of boxed object: the name of its metatable (in the registry; `__name` for
+    /// messages), and, as its tag, the address of this object. Kinds are made once, as `static
+    /// let`s, and live as long as the process. `get` knows a box of its kind by the tag stored in
+    /// the box, one comparison, where looking its metatable up by name (luaL_testudata) hashed
+    /// and found the name in the registry on every call (two calls of every request).
+    public final class Kind: Sendable {
+        public let name: String
+        public init(_ name: String) { self.name = name }
+        fileprivate var tag: UnsafeRawPointer { UnsafeRawPointer(Unmanaged.passUnretained(self).toOpaque()) }
+    }
+
+    /// The box: the retained object, then its kind's tag.
+    private static let boxSize = 2 * MemoryLayout<UnsafeRawPointer?>.size
+
+    public static func push(_ L: OpaquePointer, _ object: AnyObject, metatable kind: Kind) {
+        let box = lunet_newuserdata(L, boxSize, 1)!
+        box.storeBytes(of: Unmanaged.passRetained(object).toOpaque(), as: UnsafeMutableRawPointer?.self)
+        box.storeBytes(of: kind.tag, toByteOffset: MemoryLayout<UnsafeRawPointer?>.size, as: UnsafeRawPointer?.self)
         live += 1
-        pushMetatable(L, name)
+        pushMetatable(L, kind.name)
         lua_setmetatable(L, -2)
     }
 
-    /// The object boxed at `index` if its metatable is `name`'s, else nil.
-    public static func get<T: AnyObject>(_ L: OpaquePointer, _ index: Int32, _ type: T.Type, metatable name: String) -> T? {
-        // withCString: a String passed straight to C is copied into a new array on every call.
-        guard let slot = name.withCString({ luaL_testudata(L, index, $0) }) else { return nil }
-        guard let raw = slot.load(as: UnsafeMutableRawPointer?.self) else { return nil }
+    /// The object boxed at `index` if it is a box of `kind`, else nil (any other value: a
+    /// string, a table, another library's userdata, a box of another kind, a closed box).
+    public static func get<T: AnyObject>(_ L: OpaquePointer, _ index: Int32, _ type: T.Type, metatable kind: Kind) -> T? {
+        guard lua_type(L, index) == LUA_TUSERDATA, lua_rawlen(L, index) == boxSize, let box = lua_touserdata(L, index),
+              box.load(fromByteOffset: MemoryLayout<UnsafeRawPointer?>.size, as: UnsafeRawPointer?.self) == kind.tag,
+              let raw = box.load(as: UnsafeMutableRawPointer?.self) else { return nil }
         return Unmanaged<AnyObject>.fromOpaque(raw).takeUnretainedValue() as? T
     }
 
@@ -44,7 +60,7 @@ public enum LuaUserdata {
     private static let release: lunet_SwiftFunction = { L in
         let L = L!
         guard lua_type(L, 1) == LUA_TUSERDATA, let slot = lua_touserdata(L, 1),
-              lua_rawlen(L, 1) == MemoryLayout<UnsafeMutableRawPointer?>.size else { return 0 }
+              lua_rawlen(L, 1) == boxSize else { return 0 }
         if let raw = slot.load(as: UnsafeMutableRawPointer?.self) {
             slot.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
             Unmanaged<AnyObject>.fromOpaque(raw).release()

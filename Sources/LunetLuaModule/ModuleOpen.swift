@@ -18,7 +18,7 @@ public func lunetModuleOpen(_ L: OpaquePointer?) -> Int32 {
         s.push("lunet: \(error)")
         return -1
     }
-    LuaUserdata.push(L, host, metatable: "lunet.ModuleHost")
+    LuaUserdata.push(L, host, metatable: moduleHostKind)
     s.setRawField(lunet_registryindex(), "lunet.host")
     switch host.callModuleRaw("lunet.module") {
     case true:
@@ -29,3 +29,6 @@ public func lunetModuleOpen(_ L: OpaquePointer?) -> Int32 {
         return -1   // the error message is on the stack
     }
 }
+
+/// The registry box that keeps a module's host alive (its __gc closes the host).
+private let moduleHostKind = LuaUserdata.Kind("lunet.ModuleHost")

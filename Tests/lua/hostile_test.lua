@@ -310,6 +310,27 @@ test("a script that waits for what nothing will settle ends promptly with a mess
   truthy(took < 10, "promptly: " .. took .. " s")
 end)
 
+test("core functions refuse a userdata of another kind, or a closed one, with an argument error", function()
+  local core = require "lunet.core"
+  local r = http.get(NGINX .. "/small.txt")
+  local session_core = http.session{}._core
+  -- io.stdout is a userdata of the same size as lunet's boxes (a FILE* and a function).
+  for name, v in pairs{ ["a file"] = io.stdout, ["a session"] = session_core, ["a string"] = "x", ["nothing"] = nil } do
+    local ok, e = pcall(core.response_body, v)
+    eq(ok, false, name .. " as a response")
+    truthy(tostring(e):find("bad argument #1 to 'response_body' (response expected)", 1, true), name .. ": " .. tostring(e))
+  end
+  local ok, e = pcall(core.send, r._raw, function() end, "GET", NGINX .. "/small.txt")
+  eq(ok, false, "a response as a session")
+  truthy(tostring(e):find("session expected", 1, true), tostring(e))
+  -- Closed (its __close ran): the box is empty, not a dangling object.
+  local raw = r._raw
+  getmetatable(raw).__close(raw)
+  ok, e = pcall(core.response_body, raw)
+  eq(ok, false, "a closed response")
+  truthy(tostring(e):find("response expected", 1, true), tostring(e))
+end)
+
 test("the host is healthy at the end of the file", function()
   eq(http.get(NGINX .. "/small.txt").body, "hello, lunet\n", "nginx")
   eq(http.stats().transfers, 0, "transfers")

@@ -4,7 +4,7 @@ import LunetCore
 
 /// The HTTP cache from Lua: core.cache_new(cfg) and what a cache object's methods call.
 enum CacheBinding {
-    static let metatable = "lunet.HTTPCache"
+    static let metatable = LuaUserdata.Kind("lunet.HTTPCache")
 
     private static func cache(_ L: OpaquePointer) -> HTTPCache? {
         LuaUserdata.get(L, 1, HTTPCache.self, metatable: metatable)

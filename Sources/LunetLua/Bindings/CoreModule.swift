@@ -173,7 +173,7 @@ enum CoreModule {
 }
 
 final class TimerHandle {
-    static let metatable = "lunet.Timer"
+    static let metatable = LuaUserdata.Kind("lunet.Timer")
     var id: EventLoop.TimerID?
     var release: (() -> Void)?
 }

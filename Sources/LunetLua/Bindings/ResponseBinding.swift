@@ -6,7 +6,7 @@ import LunetCore
 /// What Lua reads of a response. lua/lunet/http.lua wraps these in the response object users
 /// see, and caches each field there, so every conversion below runs at most once per response.
 enum ResponseBinding {
-    static let metatable = "lunet.Response"
+    static let metatable = LuaUserdata.Kind("lunet.Response")
 
     private static func response(_ L: OpaquePointer, _ fn: String) -> HTTPResponse? {
         LuaUserdata.get(L, 1, HTTPResponse.self, metatable: metatable)

@@ -5,7 +5,7 @@ import LunetCore
 /// Sessions from Lua: core.session_new(cfg) and core.session_derive(parent, cfg). The Lua layer
 /// (lua/lunet/http.lua) keeps the options users see; Swift keeps what transfers need.
 enum SessionBinding {
-    static let metatable = "lunet.Session"
+    static let metatable = LuaUserdata.Kind("lunet.Session")
 
     static let new: lunet_SwiftFunction = { L in
         let L = L!
