@@ -23,12 +23,14 @@ public struct HTTPRequest {
     /// synthesized 504 response (RFC 9111 §5.2.1.7) instead of failing with kind `offline`.
     public var offlineMissResponse = false
 
-    public init(method: String = "GET", url: String, headers: HTTPHeaders = HTTPHeaders(), body: Body = .none, options: TransferOptions = TransferOptions()) {
+    public init(method: String = "GET", url: String, headers: HTTPHeaders = HTTPHeaders(), body: Body = .none, options: TransferOptions = TransferOptions(),
+                removedHeaders: [String] = []) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.options = options
+        self.removedHeaders = removedHeaders
     }
 
     /// Whether the request decides header `name` itself: it sets it, or removes it.

@@ -228,7 +228,7 @@ public final class Session {
     /// is never called. The request is prepared once and looked up once either way.
     public func send(_ request: consuming HTTPRequest, configure: ((Transfer) -> Void)? = nil, answeringAtOnce: Bool,
                      completion: @escaping Transfer.Completion) -> Sent {
-        var prepared = request
+        var prepared = consume request   // a move: without `consume` the request was copied, then dropped
         do {
             try prepare(&prepared)
         } catch {
@@ -237,14 +237,14 @@ public final class Session {
         if let cache = configuration.cache, configure == nil {
             return sendThroughCache(prepared, cache: cache, answeringAtOnce: answeringAtOnce, completion: completion)
         }
-        return .started(sendToNetwork(prepared, configure: configure, completion: completion))
+        return .started(sendToNetwork(consume prepared, configure: configure, completion: completion))
     }
 
     /// Starts `prepared` on the network, within max_concurrent.
     @discardableResult
     func sendToNetwork(_ prepared: consuming HTTPRequest, configure: ((Transfer) -> Void)? = nil, completion: @escaping Transfer.Completion) -> Transfer {
         guard let limit = configuration.maxConcurrent, limit > 0 else {
-            let t = Transfer(request: prepared, completion: completion)
+            let t = Transfer(request: consume prepared, completion: completion)
             configure?(t)
             return loop.startConfigured(t, cookies: cookies)
         }

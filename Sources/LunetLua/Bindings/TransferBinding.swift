@@ -35,9 +35,21 @@ enum TransferBinding {
         guard let method = s.string(3), let url = LuaHost.from(L).urlText(L, at: 4) else {
             return LuaErrorObject.badArgument(L, 3, "send", "a request table, or method and url strings expected")
         }
-        var request = HTTPRequest(method: uppercased(method), url: url)
-        if s.type(5) == LUA_TTABLE { (request.headers, request.removedHeaders) = readHeaders(L, 5) }
-        return begin(L, LuaHost.from(L).transfers.reserve(), session, request, events: LUA_NOREF, configure: nil, answeringAtOnce: s.bool(6))
+        // The request made in the call, after every other argument: a temporary moves into
+        // begin's consuming parameter, where a local variable (or a temporary followed by an
+        // argument still to evaluate) was copied, then dropped. (`consume` of the local is
+        // refused in this closure.)
+        let id = LuaHost.from(L).transfers.reserve(), atOnce = s.bool(6)
+        return begin(L, id, session, plainRequest(L, uppercased(method), url), events: LUA_NOREF, configure: nil, answeringAtOnce: atOnce)
+    }
+
+    /// A plain request: `method`, `url`, and the session's headers when argument 5 has them.
+    @inline(never)
+    private static func plainRequest(_ L: OpaquePointer, _ method: String, _ url: String) -> HTTPRequest {
+        guard lua_type(L, 5) == LUA_TTABLE else { return HTTPRequest(method: method, url: url) }
+        // Made whole in one call: a variable set after it was copied on its way out.
+        let (headers, removed) = readHeaders(L, 5)
+        return HTTPRequest(method: method, url: url, headers: headers, removedHeaders: removed)
     }
 
     /// `method` in capitals; itself, with no new string, when it is (http.lua's verbs are).
@@ -178,7 +190,7 @@ enum TransferBinding {
         lua_pushvalue(L, 2)
         let callback = host.reference(from: L)
         let viaTask = lua_type(L, 2) == LUA_TTABLE
-        let sent = session.send(request, configure: configure, answeringAtOnce: answeringAtOnce) { [unowned host] result in
+        let sent = session.send(consume request, configure: configure, answeringAtOnce: answeringAtOnce) { [unowned host] result in
             host.transfers.remove(id)
             defer { host.release(callback); host.release(eventsRef) }
             let push: (LuaStack) -> Int32 = { s in
