@@ -28,6 +28,8 @@ public final class EventLoop {
     /// Handles a finished transfer left configured (not reset), with its profile: the next
     /// transfer of the same profile sets only its own URL, headers and pointers.
     private var configuredHandles: [(handle: UnsafeMutableRawPointer, profile: Transfer.Profile)] = []
+    /// The profile made last (see profile(for:)).
+    private var lastProfile: Transfer.Profile?
     /// Transfers started on a configured handle (for tests and diagnostics).
     private(set) var configuredHandleReuses = 0
     /// The URL the last transfer was started with, parsed by libcurl (ParsedURL.swift): the next
@@ -162,7 +164,7 @@ public final class EventLoop {
         }
         // A transfer with cookies leaves its handle to be reset (see release), so it has no
         // profile to hand on.
-        let profile = cookies == nil ? t.profile : nil
+        let profile = cookies == nil ? profile(for: t) : nil
         let h: UnsafeMutableRawPointer
         var reusing = false
         if let profile, let i = configuredHandles.lastIndex(where: { $0.profile == profile }) {
@@ -222,6 +224,16 @@ public final class EventLoop {
     public func cancelAll() {
         for t in running.all + Array(waitingForConsumer.values) { cancel(t, reason: "the host closed") }
         for entry in timers.removeAll() { entry.payload(false) }
+    }
+
+    /// `t`'s profile (nil if it has none): the last one made when it describes `t`, else a new
+    /// one, kept for the next transfer.
+    private func profile(for t: Transfer) -> Transfer.Profile? {
+        guard t.hasProfile else { return nil }
+        if let last = lastProfile, last.describes(t.request) { return last }
+        let made = Transfer.Profile(method: t.request.method, options: t.request.options)
+        lastProfile = made
+        return made
     }
 
     /// `url` parsed by libcurl: the last transfer's when it is the same text, else parsed now

@@ -139,14 +139,26 @@ public final class Transfer {
     /// handle left by a finished transfer of the same profile is in the very state this one
     /// needs: the loop reuses it without `curl_easy_reset` and setting all again (libcurl keeps
     /// options across transfers on a handle by design).
-    struct Profile: Equatable {
+    /// A class, handed on by reference between the loop, a transfer and the loop's list of
+    /// configured handles: as a struct of the method and the options it was copied (and each
+    /// copy destroyed) field by field, five times a request. The loop makes one per run of
+    /// requests alike (`EventLoop.profile(for:)`).
+    final class Profile: Equatable {
         let method: String
         let options: TransferOptions
+        init(method: String, options: TransferOptions) {
+            self.method = method
+            self.options = options
+        }
+        static func == (a: Profile, b: Profile) -> Bool { a === b || (a.method == b.method && a.options == b.options) }
+        /// Whether a transfer of `request` has this profile.
+        func describes(_ request: HTTPRequest) -> Bool { method == request.method && options == request.options }
     }
 
-    var profile: Profile? {
-        guard case .none = request.body, fileTarget == nil, !wantsProgress, !streamChunks, !capturesSentHead else { return nil }
-        return Profile(method: request.method, options: request.options)
+    /// Whether this transfer has a profile at all (see Profile).
+    var hasProfile: Bool {
+        guard case .none = request.body, fileTarget == nil, !wantsProgress, !streamChunks, !capturesSentHead else { return false }
+        return true
     }
 
     /// Configures `handle` for this request. Returns an error naming a bad option instead of
@@ -548,8 +560,11 @@ public final class Transfer {
     /// piece of the body is written (7.88), after the header line was handed here. A mixed list
     /// (`x-custom, gzip`) is handed through whole: libcurl cannot take off only some codings.
     private func passUnknownCodings(_ line: UnsafeBufferPointer<UInt8>) {
-        // Most lines are not these two: their name's length rules them out before any String.
-        guard !decodingSuspended, let h = easy, let colon = line.firstIndex(of: 0x3A), colon == 16 || colon == 17 else { return }
+        // Most lines are not these two: a colon after 16 or 17 bytes ("content-encoding",
+        // "transfer-encoding") rules them out, looked at in place (no search, no String). A name
+        // of that length that is one of the two has no colon before it.
+        let colon = line.count > 16 && line[16] == 0x3A ? 16 : line.count > 17 && line[17] == 0x3A ? 17 : 0
+        guard colon != 0, !decodingSuspended, let h = easy else { return }
         let name = String(decoding: UnsafeBufferPointer(rebasing: line[..<colon]), as: UTF8.self).lowercased()
         // (Without decompress libcurl decodes no content coding, and turning it off changes nothing.)
         guard name == "transfer-encoding" || name == "content-encoding" else { return }
