@@ -36,7 +36,9 @@ public final class Transfer {
     /// the others).
     private(set) var trailerLines: ByteBuffer?
     var headers: HTTPHeaders { HTTPHeaders(parsingLines: headerLines.bytes) }
-    var statusLine = ""
+    /// The reason phrase of the last status line, nil when it had none (the usual phrase for
+    /// the status then stands in).
+    var reasonText: String?
     /// Set from a callback that stopped the transfer on purpose (a body over max_body).
     var abortReason: LunetError?
     let maxBody: Int?
@@ -507,7 +509,6 @@ public final class Transfer {
         while end > 0 && (b[end - 1] == 13 || b[end - 1] == 10) { end -= 1 }
         if end >= 5 && b[0] == 0x48 && b[1] == 0x54 && b[2] == 0x54 && b[3] == 0x50 && b[4] == 0x2F {   // "HTTP/"
             // A new response starts (after a redirect, a 100 Continue, or a proxy's CONNECT).
-            statusLine = String(decoding: UnsafeBufferPointer(rebasing: b[0..<end]), as: UTF8.self)
             headerBlockEnded = false
             trailerLines?.removeAll()
             if decodingSuspended, let h = easy {
@@ -531,6 +532,7 @@ public final class Transfer {
             }
             if digits != 3 { code = 0 }
             currentStatus = code
+            reasonText = reasonPhrase(b, from: i, to: end, status: code)
             return n
         }
         if end == 0 {
@@ -609,7 +611,7 @@ public final class Transfer {
         case 30: versionName = "3"
         default: versionName = ""
         }
-        let response = HTTPResponse(status: code, reason: reasonPhrase(status: code), headerLines: headerLines, body: body,
+        let response = HTTPResponse(status: code, reason: reasonText ?? HTTPResponse.standardReason(code), headerLines: headerLines, body: body,
                                     url: effectiveURL(urlPointer), httpVersion: versionName,
                                     timings: t, request: request, connectionsOpened: connects, redirects: redirects)
         if let target = fileTarget, target.hasBegun {
@@ -628,19 +630,18 @@ public final class Transfer {
         return String(cString: pointer)
     }
 
-    private func reasonPhrase(status: Int) -> String {
-        // "HTTP/1.1 404 Not Found": the phrase is what follows the second space, read as bytes
-        // (String's index-based search was ~1k instructions a response). The usual phrase for
-        // the status is a literal: no new string for most responses.
-        var line = statusLine
-        return line.withUTF8 { u in
-            let standard = HTTPResponse.standardReason(status)
-            guard let first = u.firstIndex(of: 0x20), let second = u[(first + 1)...].firstIndex(of: 0x20),
-                  second + 1 < u.count else { return standard }
-            let phrase = UnsafeBufferPointer(rebasing: u[(second + 1)...])
-            if standard.utf8.elementsEqual(phrase) { return standard }
-            return String(decoding: phrase, as: UTF8.self)
-        }
+    /// "HTTP/1.1 404 Not Found": the phrase is what follows the next space after the status
+    /// code (`from`: just after its digits), read as bytes: no String of the whole line, no
+    /// search of it by index. The usual phrase for the status is a literal: no new string for
+    /// most responses. nil when the line has no phrase.
+    private func reasonPhrase(_ line: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, status: Int) -> String? {
+        var space = start
+        while space < end && line[space] != 0x20 { space += 1 }
+        guard space + 1 < end else { return nil }
+        let phrase = UnsafeBufferPointer(rebasing: line[(space + 1)..<end])
+        let standard = HTTPResponse.standardReason(status)
+        if standard.utf8.count == phrase.count && standard.utf8.elementsEqual(phrase) { return standard }
+        return String(decoding: phrase, as: UTF8.self)
     }
 
     /// Why a transfer that libcurl finished without an error did not succeed after all, if it did not.
