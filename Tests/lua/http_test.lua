@@ -249,6 +249,26 @@ h.done()
 -- A plain request's response starts with its status; reason, url, http_version and elapsed are
 -- fetched together at the first use of any (response.plain). Each must still be the response's
 -- own, whichever is read first, and for responses read after others arrived.
+test("a plain request's continuations run once each, in the order attached, before what they queue", function()
+  local s = http.session{}
+  local order = {}
+  local function step(name) return function(t) order[#order + 1] = name .. " " .. t.result.status end end
+  -- One continuation: run straight from the completion (runtime.delivering); what it queues
+  -- (a continuation of a task it resolves) runs after it.
+  local src = task.source()
+  src.task:continue(function() order[#order + 1] = "queued by a" end)
+  local a = s:get_async(NGINX .. "/small.txt"):continue(function(t) step("a")(t); src:resolve(true) end)
+  -- Two continuations on one request: both, in the order attached.
+  local b = s:get_async(NGINX .. "/small.txt")
+  local b1, b2 = b:continue(step("b1")), b:continue(step("b2"))
+  task.all{ a, b1, b2, src.task }:await()
+  task.sleep(0)
+  local function index(name) for i, v in ipairs(order) do if v == name then return i end end end
+  eq(#order, 4, "each ran once: " .. table.concat(order, ", "))
+  truthy(index("a 200") < index("queued by a"), "a before what it queued: " .. table.concat(order, ", "))
+  truthy(index("b1 200") < index("b2 200"), "b1 before b2: " .. table.concat(order, ", "))
+end)
+
 test("a plain response's reason, url, version and elapsed are its own, whichever is read first", function()
   local s = http.session{}
   local ok_url, missing_url = NGINX .. "/index.json", NGINX .. "/no-such-file"

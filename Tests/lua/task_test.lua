@@ -74,6 +74,23 @@ test("a task settles once; settling again returns false", function()
   eq(src.task.result, 1, "result kept")
 end)
 
+test("cancelling runs every cancel hook once, in the order added, past one that raises", function()
+  local src, ran = task.source(), {}
+  src.task:_on_cancel_do(function(a) ran[#ran + 1] = "first " .. a end, "x")
+  src.task:_on_cancel_do(function() error("a hook that fails") end)
+  src.task:_on_cancel_do(function(t) ran[#ran + 1] = "third " .. t.state end)   -- no argument: the task
+  eq(src.task:cancel(), true, "cancelled")
+  eq(ran, { "first x", "third cancelled" }, "the hooks that ran")
+  eq(src.task:cancel(), false, "a second cancel")
+  eq(#ran, 2, "no hook ran twice")
+  -- On a task that is done, no hook runs.
+  local done = task.source()
+  done.task:_on_cancel_do(function() ran[#ran + 1] = "after done" end)
+  done:resolve(1)
+  done.task:cancel()
+  eq(#ran, 2, "no hook ran for a task already done")
+end)
+
 test("a settled task lets go of its cancel hooks (and what they hold), done or failed", function()
   for _, outcome in ipairs{ "resolve", "reject" } do
     local src = task.source()

@@ -264,28 +264,29 @@ local PLAIN = setmetatable({}, { __newindex = function() error("PLAIN is read-on
 -- task made for it is then dropped. The completion (task, response, status) or (task, nil,
 -- error) never runs during core.send; the rest of the response's head is fetched when asked
 -- for (below).
-local Task, core_send, core_cancel = task.Task, core.send, core.cancel
-local resolve, reject, new_response, Response = task._resolve, task._reject, response.new, response.Response
+local Task, core_send, core_cancel, OCARG = task.Task, core.send, core.cancel, task._OCARG
+local resolve, resolve_first, reject = task._resolve, task._resolve_first, task._reject
+local new_response, Response = response.new, response.Response
 -- resolve and reject leave a settled (cancelled) task as it is. A plain response starts with
 -- the core's response and its status; reason, url, http_version and elapsed are fetched at the
 -- first use of one of them (response.lua). body and headers are named (nil) to size the table
 -- for the fields read most: the first of them read goes in without the table growing.
-local function plain_completed(t, raw, status)
-  if raw == nil then reject(t, status)
-  else resolve(t, setmetatable({ _raw = raw, status = status, body = nil, headers = nil }, Response)) end
+local function plain_completed(t, raw, status, first)
+  if raw == nil then reject(t, status); return end
+  local r = setmetatable({ _raw = raw, status = status, body = nil, headers = nil }, Response)
+  if first then return resolve_first(t, r) end   -- its continuation runs next (runtime.delivering)
+  resolve(t, r)
 end
 -- Its own delivery (runtime.delivering): the loop calls it straight, not through runtime.deliver.
 core.set_plain_completion(runtime.delivering(plain_completed))
 
 local function attempt_plain(session, method, target, at_once)
-  -- task.new's fields (task.lua says why they are there from the start), with the URL, the
-  -- cancel hook (Task:_on_cancel_do's first hook: core.cancel of the transfer's number) and
-  -- `result` named to size the table for what a request's task gains (sixteen slots).
-  local t = setmetatable({ state = "pending", result = nil, url = target, _cb = false, _observed = false, _cbfn = false, _cbto = false,
-                           _ocfn = core_cancel, _ocarg = false }, Task)
+  -- task.new's table (task.lua says how a task is laid out), with the URL and the cancel hook
+  -- (OCFN: core.cancel, of the transfer's number in OCARG) in place.
+  local t = setmetatable({ false, false, false, false, core_cancel, false, false, state = "pending", url = target, result = nil }, Task)
   local id, raw, status, reason, u, version, elapsed = core_send(session._core, t, method, target, session.headers, at_once)
   if not id then return nil, new_response(raw, status, reason, u, version, elapsed) end
-  t._ocarg = id
+  t[OCARG] = id
   return t
 end
 

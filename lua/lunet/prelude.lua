@@ -72,7 +72,7 @@ function host.cancel(t, message) return t:cancel(message) end
 
 --- For Swift callers: runs fn(t) once t has settled; t counts as looked at.
 function host.observe(t, fn)
-  t._observed = true
+  t[task._OBSERVED] = true
   task._when_settled(t, fn)
 end
 
@@ -96,7 +96,7 @@ function host.finish(main)
   if http then http._save_records() end
   local code, reports = 0, {}
   if main.state == "failed" then
-    main._observed = true
+    main[task._OBSERVED] = true
     reports[1] = failure_text(main)
     code = 1
   elseif main.state == "cancelled" then
@@ -186,7 +186,7 @@ function host.show(t, color, code)
     end
     return true, unobserved_reports({}, t)
   end
-  t._observed = true
+  t[task._OBSERVED] = true
   return false, unobserved_reports({ line_failure(t) }, t)
 end
 

@@ -79,17 +79,26 @@ function M.deliver(fn, ...)
 end
 
 --- `fn` made a delivery of its own: called from the loop with up to three values, it runs
---- fn(a, b, c) and then what fn queued, as `deliver(fn, a, b, c)` does, without passing fn and
---- a variable count of values through it (the plain request's completion: http.lua). Its body
---- repeats deliver's on purpose: a shared helper would be a Lua call more on every completion.
+--- fn(a, b, c, first) and then what fn queued, as `deliver(fn, a, b, c)` does, without passing
+--- fn and a variable count of values through it (the plain request's completion: http.lua).
+--- `first` is true when nothing is queued: fn may then hand back a function and its argument
+--- to run at once, the first work it would have queued (task._resolve_first), which runs
+--- where the queue would have run it, without going through the queue. Its body repeats
+--- deliver's, and run_queue's loop, on purpose: a shared helper would be a Lua call more on
+--- every completion.
 function M.delivering(fn)
   return function(a, b, c)
     busy = busy + 1
-    fn(a, b, c)
-    if head <= tail then
-      run_queue()
-      head, tail = 1, 0
+    local now, arg = fn(a, b, c, head > tail)
+    if now then now(arg) end
+    while head <= tail do
+      local i = head
+      local f, x = fns[i], args[i]
+      fns[i], args[i] = nil, nil
+      head = i + 1
+      f(x)
     end
+    head, tail = 1, 0
     busy = busy - 1
   end
 end

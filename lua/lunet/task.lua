@@ -28,21 +28,35 @@ local unobserved_order = 0
 local function is_task(v) return getmetatable(v) == Task end
 M.is_task = is_task
 
--- The fields every task reads, there from its creation with `false` for "none": a field that
--- is absent (or nil) is looked up in Task through __index at every read, and its first write
--- goes the slow way of a new key; a false one is read and written in place. Seven of them give
--- the table eight slots, the eighth for `result` (user-visible, so nil until the task is done).
--- Fields fewer tasks need stay absent and are read only where a present one says they exist:
--- _cbs (more callbacks) only with _cb, _ocarg and _on_cancel (cancel hooks) only with _ocfn,
--- _awaiting only on a host coroutine's task, when it is cancelled. Task:next, Task:continue,
--- M.source and http.lua's plain requests repeat this constructor inline (a call less on the
--- hot path): change them together.
+-- A task's own bookkeeping lives in its array part, at these indices, each there from the
+-- task's creation with `false` for "none": a table constructor fills the array part in one step,
+-- where each named field is an insertion of its own (~100 instructions each, and a task is made
+-- for every request); an absent field would be looked up in Task through __index at every read.
+--   CB        the first callback (when_settled), a function run with the task once it settles
+--   CBFN/CBTO what CB needs, when it is a shared function (continue, next, a host await): the
+--             function or coroutine to run, and the task it settles
+--   OBSERVED  awaited, continued or caught: a failure is not reported as unhandled
+--   OCFN/OCARG the cancel hook and its argument (Task:_on_cancel_do); with more hooks than
+--             one, run_hooks and the list of them
+--   CBS       the callbacks after the first, in a list
+-- Named fields are what users read (state, result, error, traceback, url, results), and
+-- _awaiting, on a host coroutine's task only, read only when it is cancelled. `result` is named (nil) to size the hash part for it. Task:next,
+-- Task:continue, M.source and http.lua's plain requests repeat this constructor inline (a call
+-- less on the hot path): change them together.
+local CB <const>, CBFN <const>, CBTO <const>, OBSERVED <const>, OCFN <const>, OCARG <const>, CBS <const> = 1, 2, 3, 4, 5, 6, 7
+M._OBSERVED, M._OCFN, M._OCARG = OBSERVED, OCFN, OCARG   -- for prelude.lua and http.lua
 local function new()
-  return setmetatable({ state = "pending", _cb = false, _observed = false, _cbfn = false, _cbto = false, _ocfn = false }, Task)
+  return setmetatable({ false, false, false, false, false, false, false, state = "pending", result = nil }, Task)
 end
 M.new = new
 
 local cancel   -- defined below; settle cancels what a cancelled host task was waiting for
+
+-- A task's cancel hooks when it has more than one (Task:_on_cancel_do): each runs, in the order
+-- they were added, whatever the ones before did.
+local function run_hooks(hooks)
+  for i = 1, #hooks, 2 do pcall(hooks[i], hooks[i + 1]) end
+end
 
 -- Settling ----------------------------------------------------------------------------------
 
@@ -52,31 +66,31 @@ local function settle(t, state, result, err, tb)
   if state == "done" then
     -- the common case: queue the callbacks, nothing else to do
     t.result = result
-    local cb = t._cb
+    local cb = t[CB]
     if cb then
-      t._cb = false; defer(cb, t)
-      local cbs = t._cbs
+      t[CB] = false; defer(cb, t)
+      local cbs = t[CBS]
       if cbs then
-        t._cbs = nil
+        t[CBS] = false
         for i = 1, #cbs do defer(cbs[i], t) end
       end
     end
-    if t._ocfn then t._ocfn, t._ocarg, t._on_cancel = false, nil, nil end
+    if t[OCFN] then t[OCFN], t[OCARG] = false, nil end
     return true
   else
     t.error = err
     t.traceback = tb
   end
-  local cb = t._cb
+  local cb = t[CB]
   if cb then
-    t._cb = false; defer(cb, t)
-    local cbs = t._cbs
+    t[CB] = false; defer(cb, t)
+    local cbs = t[CBS]
     if cbs then
-      t._cbs = nil
+      t[CBS] = false
       for i = 1, #cbs do defer(cbs[i], t) end
     end
   end
-  if state == "failed" and not t._observed then
+  if state == "failed" and not t[OBSERVED] then
     unobserved_order = unobserved_order + 1
     unobserved[t] = unobserved_order
   end
@@ -86,14 +100,11 @@ local function settle(t, state, result, err, tb)
     t._awaiting = nil
     cancel(awaiting, err and err.message)
   end
-  local fn = t._ocfn
+  local fn = t[OCFN]
   if fn then
-    local arg, hooks = t._ocarg, t._on_cancel
-    t._ocfn, t._ocarg, t._on_cancel = false, nil, nil
-    if state == "cancelled" then
-      pcall(fn, arg)
-      if hooks then for i = 1, #hooks, 2 do pcall(hooks[i], hooks[i + 1]) end end
-    end
+    local arg = t[OCARG]
+    t[OCFN], t[OCARG] = false, nil
+    if state == "cancelled" then pcall(fn, arg) end
   end
   return true
 end
@@ -105,17 +116,31 @@ local function resolve(t, v)
   if t.state ~= "pending" then return false end
   t.state = "done"
   if v ~= nil then t.result = v end
-  local cb = t._cb
+  local cb = t[CB]
   if cb then
-    t._cb = false; defer(cb, t)
-    local cbs = t._cbs
+    t[CB] = false; defer(cb, t)
+    local cbs = t[CBS]
     if cbs then
-      t._cbs = nil
+      t[CBS] = false
       for i = 1, #cbs do defer(cbs[i], t) end
     end
   end
-  if t._ocfn then t._ocfn, t._ocarg, t._on_cancel = false, nil, nil end
+  if t[OCFN] then t[OCFN], t[OCARG] = false, nil end
   return true
+end
+-- resolve, for a caller that runs what this returns at once, before anything else is queued:
+-- the task's callback and its argument (the task) instead of queuing it, when it has only the
+-- one; nothing (after resolving as usual) when it has none or more. runtime.delivering's
+-- functions use it when nothing was queued before them: the callback then runs where the queue
+-- would have run it, without going through the queue (a request's continuation).
+local function resolve_first(t, v)
+  local cb = t[CB]
+  if not cb or t[CBS] or t.state ~= "pending" then resolve(t, v); return nil end
+  t.state = "done"
+  if v ~= nil then t.result = v end
+  t[CB] = false
+  if t[OCFN] then t[OCFN], t[OCARG] = false, nil end
+  return cb, t
 end
 local function reject(t, err, tb)
   if not errors.is(err) and type(err) ~= "string" and type(err) ~= "table" then
@@ -126,12 +151,12 @@ end
 function cancel(t, message)
   return settle(t, "cancelled", nil, errors.new("cancelled", message or "the task was cancelled", { url = t.url }))
 end
-M._resolve, M._reject, M._cancel = resolve, reject, cancel
+M._resolve, M._reject, M._cancel, M._resolve_first = resolve, reject, cancel, resolve_first
 
 -- Only a failed task can be in `unobserved`.
 local function observe(t)
-  if not t._observed then
-    t._observed = true
+  if not t[OBSERVED] then
+    t[OBSERVED] = true
     if t.state == "failed" then unobserved[t] = nil end
   end
 end
@@ -140,11 +165,11 @@ end
 local function when_settled(t, fn)
   if t.state ~= "pending" then
     defer(fn, t)
-  elseif not t._cb then
-    t._cb = fn
+  elseif not t[CB] then
+    t[CB] = fn
   else
-    local cbs = t._cbs
-    if not cbs then cbs = {}; t._cbs = cbs end
+    local cbs = t[CBS]
+    if not cbs then cbs = {}; t[CBS] = cbs end
     cbs[#cbs + 1] = fn
   end
 end
@@ -192,18 +217,18 @@ end
 -- What the first :continue on a pending task queues: fn and t2 wait in the task's own fields
 -- (as for :next, below), not in a closure made per continuation.
 local function continue_from_fields(t)
-  local fn, t2 = t._cbfn, t._cbto
-  t._cbfn, t._cbto = false, false
+  local fn, t2 = t[CBFN], t[CBTO]
+  t[CBFN], t[CBTO] = false, false
   run_into(t2, fn, t)
 end
 
 --- Always runs with the settled task; its return value (or task) is the next task's result.
 function Task:continue(fn)
   if type(fn) ~= "function" then check_fn(fn, "continue") end
-  if not self._observed then self._observed = true; if self.state == "failed" then unobserved[self] = nil end end   -- observe(self)
-  local t2 = setmetatable({ state = "pending", _cb = false, _observed = false, _cbfn = false, _cbto = false, _ocfn = false }, Task)
-  if self.state == "pending" and not self._cb then
-    self._cb, self._cbfn, self._cbto = continue_from_fields, fn, t2
+  if not self[OBSERVED] then self[OBSERVED] = true; if self.state == "failed" then unobserved[self] = nil end end   -- observe(self)
+  local t2 = setmetatable({ false, false, false, false, false, false, false, state = "pending", result = nil }, Task)
+  if self.state == "pending" and not self[CB] then
+    self[CB], self[CBFN], self[CBTO] = continue_from_fields, fn, t2
   else
     when_settled(self, function(t) run_into(t2, fn, t) end)
   end
@@ -220,18 +245,18 @@ end
 -- The first :next on a pending task keeps fn and t2 in the task's own fields and queues this
 -- shared function, instead of a closure per continuation (a third of a continuation's cost).
 local function next_from_fields(t)
-  local fn, t2 = t._cbfn, t._cbto
-  t._cbfn, t._cbto = false, false
+  local fn, t2 = t[CBFN], t[CBTO]
+  t[CBFN], t[CBTO] = false, false
   if t.state == "done" then run_into(t2, fn, t.result) else next_step(t, fn, t2) end
 end
 
 --- Runs on success with the result; failure and cancellation pass through.
 function Task:next(fn)
   if type(fn) ~= "function" then check_fn(fn, "next") end
-  if not self._observed then self._observed = true; if self.state == "failed" then unobserved[self] = nil end end   -- observe(self)
-  local t2 = setmetatable({ state = "pending", _cb = false, _observed = false, _cbfn = false, _cbto = false, _ocfn = false }, Task)
-  if self.state == "pending" and not self._cb then
-    self._cb, self._cbfn, self._cbto = next_from_fields, fn, t2
+  if not self[OBSERVED] then self[OBSERVED] = true; if self.state == "failed" then unobserved[self] = nil end end   -- observe(self)
+  local t2 = setmetatable({ false, false, false, false, false, false, false, state = "pending", result = nil }, Task)
+  if self.state == "pending" and not self[CB] then
+    self[CB], self[CBFN], self[CBTO] = next_from_fields, fn, t2
   else
     when_settled(self, function(t) next_step(t, fn, t2) end)
   end
@@ -258,7 +283,7 @@ function Task:finally(fn)
   local t2 = new()
   when_settled(self, function(t)
     local after = new()
-    after._observed = true   -- internal: its failure becomes t2's
+    after[OBSERVED] = true   -- internal: its failure becomes t2's
     run_into(after, fn)
     when_settled(after, function(a)
       if a.state == "failed" then reject(t2, a.error, a.traceback)
@@ -272,7 +297,7 @@ end
 local wait = runtime.wait
 function Task:await()
   if self.state == "pending" then wait(self) end
-  if not self._observed then self._observed = true; if self.state == "failed" then unobserved[self] = nil end end   -- observe(self)
+  if not self[OBSERVED] then self[OBSERVED] = true; if self.state == "failed" then unobserved[self] = nil end end   -- observe(self)
   if self.state == "done" then return self.result end
   error(self.error, 0)
 end
@@ -286,13 +311,17 @@ end
 --- fn(arg) when arg is given (no closure needed to carry it), else fn(t).
 function Task:_on_cancel_do(fn, arg)
   if arg == nil then arg = self end
-  -- The first hook (a request's only one) lives in two fields: no table per request.
-  if not self._ocfn then
-    self._ocfn, self._ocarg = fn, arg
+  -- The first hook (a request's only one) lives in two fields: no table per request. A second
+  -- one turns them into run_hooks and the list of every hook and its argument.
+  local first = self[OCFN]
+  if not first then
+    self[OCFN], self[OCARG] = fn, arg
     return
   end
-  local hooks = self._on_cancel
-  if not hooks then hooks = {}; self._on_cancel = hooks end
+  if first ~= run_hooks then
+    self[OCFN], self[OCARG] = run_hooks, { first, self[OCARG] }
+  end
+  local hooks = self[OCARG]
   local n = #hooks
   hooks[n + 1] = fn
   hooks[n + 2] = arg
@@ -317,7 +346,7 @@ function Source:resolve(v) return resolve(self.task, v) end
 function Source:reject(err) return reject(self.task, err) end
 function Source:cancel(message) return cancel(self.task, message) end
 function M.source()
-  return setmetatable({ task = setmetatable({ state = "pending", _cb = false, _observed = false, _cbfn = false, _cbto = false, _ocfn = false }, Task) }, Source)
+  return setmetatable({ task = setmetatable({ false, false, false, false, false, false, false, state = "pending", result = nil }, Task) }, Source)
 end
 
 --- A cancellation token: pass { cancel = tok } to requests; tok:cancel() cancels them all.
@@ -347,8 +376,8 @@ local drive
 -- Wakes the host coroutine that awaited `awaited`: the first await of a pending task keeps the
 -- coroutine and its task in the awaited task's fields, not in a closure per await.
 local function resume_awaiter(awaited)
-  local co, t = awaited._cbfn, awaited._cbto
-  awaited._cbfn, awaited._cbto = false, false
+  local co, t = awaited[CBFN], awaited[CBTO]
+  awaited[CBFN], awaited[CBTO] = false, false
   t._awaiting = nil
   drive(co, t)
 end
@@ -369,8 +398,8 @@ local function after_resume(co, t, ok, first, ...)
     local awaited = ...
     if awaited.state ~= "pending" then return after_resume(co, t, resume(co)) end
     t._awaiting = awaited
-    if not awaited._cb then
-      awaited._cb, awaited._cbfn, awaited._cbto = resume_awaiter, co, t
+    if not awaited[CB] then
+      awaited[CB], awaited[CBFN], awaited[CBTO] = resume_awaiter, co, t
     else
       when_settled(awaited, function() t._awaiting = nil; drive(co, t) end)
     end
