@@ -688,9 +688,11 @@ public final class Transfer {
 nonisolated(unsafe) private let emptyBody: UnsafeMutableRawPointer = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
 
 // curl's callbacks: C function pointers that find their transfer through the user pointer.
+// The transfer is alive while curl calls them (the loop's `running` table holds it until it is
+// released from curl): the two called for every header line and body piece use it without a
+// retain and a release around each call (_withUnsafeGuaranteedRef).
 private let transferWriteCallback: curl_write_callback = { data, size, count, user in
-    let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
-    return transfer.receiveBody(data!, size * count)
+    Unmanaged<Transfer>.fromOpaque(user!)._withUnsafeGuaranteedRef { $0.receiveBody(data!, size * count) }
 }
 
 private let transferReadCallback: curl_read_callback = { buffer, size, count, user in
@@ -714,6 +716,5 @@ private let transferDebugCallback: curl_debug_callback = { _, type, data, size, 
 }
 
 private let transferHeaderCallback: curl_write_callback = { data, size, count, user in
-    let transfer = Unmanaged<Transfer>.fromOpaque(user!).takeUnretainedValue()
-    return transfer.receiveHeaderLine(data!, size * count)
+    Unmanaged<Transfer>.fromOpaque(user!)._withUnsafeGuaranteedRef { $0.receiveHeaderLine(data!, size * count) }
 }
