@@ -7,11 +7,15 @@
  * With a fourth argument "lean", each request is set up the way lunet's loop now sets its own
  * (docs/architecture.md, "What a request costs"): the URL parsed by libcurl once and handed over
  * as a URL handle (CURLOPT_CURLU), and "no proxy" said outright instead of libcurl looking up
- * the proxy variables of the environment for every request. A second row, for information: the
+ * the proxy variables of the environment for every request; and the request carries the header
+ * lines lunet's do: the Accept-Encoding line lunet offers (the codings this libcurl decodes, in
+ * lunet's order: deflate and gzip with zlib, br, zstd) and the User-Agent line given as the
+ * fifth argument. libcurl 7.88 writes request header lines through its own printf, a character
+ * at a time, so these cost it ~10k instructions a request. A second row, for information: the
  * floor of issue 17's goal is the plain form.
  *
  * build: cc -O2 -o curl_floor_concurrent curl_floor_concurrent.c -lcurl
- * usage: curl_floor_concurrent URL N C [lean]
+ * usage: curl_floor_concurrent URL N C [lean [USER-AGENT-LINE]]
  * Prints one line: "ok=<good responses> loop_wall=<s> loop_cpu=<s>" (the loop only). */
 #include <curl/curl.h>
 #include <stdio.h>
@@ -32,6 +36,18 @@ static size_t count_header(char *data, size_t size, size_t count, void *user) {
 }
 
 static CURLU *lean_url;   /* set in lean mode: the URL, parsed once */
+static struct curl_slist *lean_lines;   /* and lunet's request header lines */
+
+/* "Accept-Encoding: ..." as lunet offers it (Sources/CLunetSystem/curl_loader.c), or nothing. */
+static struct curl_slist *accept_encoding(struct curl_slist *list) {
+    const curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
+    char line[96] = "Accept-Encoding: ";
+    int n = 0;
+    if (info->features & CURL_VERSION_LIBZ) { strcat(line, "deflate, gzip"); n += 2; }
+    if (info->features & CURL_VERSION_BROTLI) { strcat(line, n ? ", br" : "br"); n++; }
+    if (info->features & CURL_VERSION_ZSTD) { strcat(line, n ? ", zstd" : "zstd"); n++; }
+    return n ? curl_slist_append(list, line) : list;
+}
 
 static void start(CURLM *multi, CURL *easy, const char *url, long *headers) {
     curl_easy_reset(easy);
@@ -39,6 +55,7 @@ static void start(CURLM *multi, CURL *easy, const char *url, long *headers) {
         curl_easy_setopt(easy, CURLOPT_CURLU, lean_url);
         curl_easy_setopt(easy, CURLOPT_PROXY, "");
         curl_easy_setopt(easy, CURLOPT_NOPROXY, "");
+        curl_easy_setopt(easy, CURLOPT_HTTPHEADER, lean_lines);
     } else {
         curl_easy_setopt(easy, CURLOPT_URL, url);
     }
@@ -77,14 +94,16 @@ static long run(CURLM *multi, CURL **easy, long c, const char *url, long n, long
 }
 
 int main(int argc, char **argv) {
-    if (argc < 4 || argc > 5 || atol(argv[2]) <= 0 || atol(argv[3]) <= 0 || (argc == 5 && strcmp(argv[4], "lean") != 0)) {
-        fprintf(stderr, "usage: %s URL N C [lean]\n", argv[0]);
+    if (argc < 4 || argc > 6 || atol(argv[2]) <= 0 || atol(argv[3]) <= 0 || (argc >= 5 && strcmp(argv[4], "lean") != 0)) {
+        fprintf(stderr, "usage: %s URL N C [lean [USER-AGENT-LINE]]\n", argv[0]);
         return 2;
     }
     const char *url = argv[1];
     long n = atol(argv[2]), c = atol(argv[3]), headers = 0;
     curl_global_init(CURL_GLOBAL_DEFAULT);
-    if (argc == 5) {
+    if (argc >= 5) {
+        lean_lines = accept_encoding(NULL);
+        if (argc == 6) lean_lines = curl_slist_append(lean_lines, argv[5]);
         lean_url = curl_url();
         if (lean_url == NULL || curl_url_set(lean_url, CURLUPART_URL, url, CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK) {
             fprintf(stderr, "curl_floor_concurrent: libcurl does not parse %s\n", url);
