@@ -60,27 +60,12 @@ end
 
 -- Settling ----------------------------------------------------------------------------------
 
-local function settle(t, state, result, err, tb)
+-- Fails or cancels `t` (state "failed" or "cancelled"); resolve (below) is the "done" path.
+local function settle(t, state, err, tb)
   if t.state ~= "pending" then return false end
   t.state = state
-  if state == "done" then
-    -- the common case: queue the callbacks, nothing else to do
-    t.result = result
-    local cb = t[CB]
-    if cb then
-      t[CB] = false; defer(cb, t)
-      local cbs = t[CBS]
-      if cbs then
-        t[CBS] = false
-        for i = 1, #cbs do defer(cbs[i], t) end
-      end
-    end
-    if t[OCFN] then t[OCFN], t[OCARG] = false, nil end
-    return true
-  else
-    t.error = err
-    t.traceback = tb
-  end
+  t.error = err
+  t.traceback = tb
   local cb = t[CB]
   if cb then
     t[CB] = false; defer(cb, t)
@@ -109,9 +94,9 @@ local function settle(t, state, result, err, tb)
   return true
 end
 
--- settle(t, "done", v), inlined: resolving is the hot path of every task. Only fields that
--- are there are read (see new). A task being resolved awaits nothing: a host coroutine's task
--- is resolved when its coroutine ends, after what it awaited woke it.
+-- The "done" path, settle's callbacks and hooks inline (not a helper: resolving is the hot
+-- path of every task, and a call more a request shows). A task being resolved awaits nothing:
+-- a host coroutine's task is resolved when its coroutine ends, after what it awaited woke it.
 local function resolve(t, v)
   if t.state ~= "pending" then return false end
   t.state = "done"
@@ -146,10 +131,10 @@ local function reject(t, err, tb)
   if not errors.is(err) and type(err) ~= "string" and type(err) ~= "table" then
     err = errors.new("argument", "a task failed with a " .. type(err) .. " value: " .. tostring(err))
   end
-  return settle(t, "failed", nil, err, tb)
+  return settle(t, "failed", err, tb)
 end
 function cancel(t, message)
-  return settle(t, "cancelled", nil, errors.new("cancelled", message or "the task was cancelled", { url = t.url }))
+  return settle(t, "cancelled", errors.new("cancelled", message or "the task was cancelled", { url = t.url }))
 end
 M._resolve, M._reject, M._cancel, M._resolve_first = resolve, reject, cancel, resolve_first
 
@@ -181,7 +166,7 @@ local function adopt(target, source)
   when_settled(source, function(s)
     if s.state == "done" then resolve(target, s.result)
     elseif s.state == "failed" then reject(target, s.error, s.traceback)
-    else settle(target, "cancelled", nil, s.error) end
+    else settle(target, "cancelled", s.error) end
   end)
 end
 
@@ -239,7 +224,7 @@ end
 local function next_step(t, fn, t2)
   if t.state == "done" then run_into(t2, fn, t.result)
   elseif t.state == "failed" then reject(t2, t.error, t.traceback)
-  else settle(t2, "cancelled", nil, t.error) end
+  else settle(t2, "cancelled", t.error) end
 end
 
 -- The first :next on a pending task keeps fn and t2 in the task's own fields and queues this
@@ -271,7 +256,7 @@ function Task:catch(fn)
   when_settled(self, function(t)
     if t.state == "failed" then run_into(t2, fn, t.error)
     elseif t.state == "done" then resolve(t2, t.result)
-    else settle(t2, "cancelled", nil, t.error) end
+    else settle(t2, "cancelled", t.error) end
   end)
   return t2
 end
