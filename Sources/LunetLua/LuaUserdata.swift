@@ -27,7 +27,7 @@ public enum LuaUserdata {
         box.storeBytes(of: Unmanaged.passRetained(object).toOpaque(), as: UnsafeMutableRawPointer?.self)
         box.storeBytes(of: kind.tag, toByteOffset: MemoryLayout<UnsafeRawPointer?>.size, as: UnsafeRawPointer?.self)
         live += 1
-        pushMetatable(L, kind.name)
+        pushMetatable(L, kind)
         lua_setmetatable(L, -2)
     }
 
@@ -40,27 +40,41 @@ public enum LuaUserdata {
         return Unmanaged<AnyObject>.fromOpaque(raw).takeUnretainedValue() as? T
     }
 
-    /// Pushes the metatable registered under `name`, making it on first use with __gc, __close
-    /// and __name. Callers add methods to it (it is an ordinary table in the registry).
-    public static func pushMetatable(_ L: OpaquePointer, _ name: String) {
+    /// Pushes the metatable of `kind`'s boxes (registered under its name), making it on first
+    /// use with __gc, __close, __name and the kind's tag. Callers add methods to it (it is an
+    /// ordinary table in the registry).
+    public static func pushMetatable(_ L: OpaquePointer, _ kind: Kind) {
         let s = LuaStack(L)
-        if s.registryField(name) == LUA_TTABLE { return }
+        if s.registryField(kind.name) == LUA_TTABLE { return }
         s.pop()
         s.newTable(hash: 4)
         s.pushFunction(release)
         s.setRawField(-2, "__gc")
         s.pushFunction(release)
         s.setRawField(-2, "__close")
-        s.push(name)
+        s.push(kind.name)
         s.setRawField(-2, "__name")
+        lua_pushlightuserdata(L, UnsafeMutableRawPointer(mutating: kind.tag))
+        s.setRawField(-2, tagField)
         s.pushValue(-1)
-        s.setRawField(lunet_registryindex(), name)
+        s.setRawField(lunet_registryindex(), kind.name)
     }
 
+    /// Where a box's metatable keeps its kind's tag, for `release`.
+    private static let tagField = "__lunet_kind"
+
+    /// __gc and __close. Anyone can call them (`getmetatable(box).__close(v)`) with any value:
+    /// only a box whose tag is its metatable's is released (another library's userdata of the
+    /// same size, io.stdout say, is left alone: its first word is no Swift object).
     private static let release: lunet_SwiftFunction = { L in
         let L = L!
         guard lua_type(L, 1) == LUA_TUSERDATA, let slot = lua_touserdata(L, 1),
-              lua_rawlen(L, 1) == boxSize else { return 0 }
+              lua_rawlen(L, 1) == boxSize, lua_getmetatable(L, 1) != 0 else { return 0 }
+        let s = LuaStack(L)
+        _ = s.rawField(-1, tagField)
+        let tag = lua_touserdata(L, -1)
+        lua_settop(L, 1)
+        guard let tag, UnsafeRawPointer(tag) == slot.load(fromByteOffset: MemoryLayout<UnsafeRawPointer?>.size, as: UnsafeRawPointer?.self) else { return 0 }
         if let raw = slot.load(as: UnsafeMutableRawPointer?.self) {
             slot.storeBytes(of: nil, as: UnsafeMutableRawPointer?.self)
             Unmanaged<AnyObject>.fromOpaque(raw).release()

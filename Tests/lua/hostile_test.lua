@@ -323,6 +323,15 @@ test("core functions refuse a userdata of another kind, or a closed one, with an
   local ok, e = pcall(core.send, r._raw, function() end, "GET", NGINX .. "/small.txt")
   eq(ok, false, "a response as a session")
   truthy(tostring(e):find("session expected", 1, true), tostring(e))
+  -- A box's __close and __gc, called by hand with what is not a box of lunet's: nothing is
+  -- released (io.stdout is a userdata of the box's size whose first word is a FILE*).
+  local release = getmetatable(r._raw).__close
+  for name, v in pairs{ ["a file"] = io.stdout, ["a string"] = "x", ["a table"] = {} } do
+    eq(select("#", release(v)), 0, name .. " given to __close")
+    eq(select("#", getmetatable(r._raw).__gc(v)), 0, name .. " given to __gc")
+  end
+  io.stdout:write("")   -- the file is still open and usable
+  eq(core.response_body(r._raw), "hello, lunet\n", "the response is untouched")
   -- Closed (its __close ran): the box is empty, not a dangling object.
   local raw = r._raw
   getmetatable(raw).__close(raw)
