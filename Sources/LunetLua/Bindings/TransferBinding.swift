@@ -44,7 +44,6 @@ enum TransferBinding {
     }
 
     /// A plain request: `method`, `url`, and the session's headers when argument 5 has them.
-    @inline(never)
     private static func plainRequest(_ L: OpaquePointer, _ method: String, _ url: String) -> HTTPRequest {
         guard lua_type(L, 5) == LUA_TTABLE else { return HTTPRequest(method: method, url: url) }
         // Made whole in one call: a variable set after it was copied on its way out.
