@@ -1,8 +1,8 @@
 -- The program users run: the release build of `lunet` (scripts/build-release, as scripts/lunet
 -- and scripts/install build it; scripts/test builds it and names it in LUNET_RELEASE). Its link
 -- differs from the debug build's in ways the other test files cannot see: the Swift runtime,
--- libstdc++ and GCC's unwinder inside it, no exported symbols, no run path, the runtime's
--- argument finder replaced (docs/architecture.md, "Start-up").
+-- libstdc++, GCC's unwinder and Lua inside it, only Lua's API exported, no run path, the
+-- runtime's argument finder replaced (docs/architecture.md, "Start-up").
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local eq, truthy = h.eq, h.truthy
 local test = test or h.test
@@ -14,14 +14,38 @@ local HTTPBIN = h.env("LUNET_HTTPBIN")
 
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
-test("it needs only libc, libm and liblua5.4, and has no run path", link, function()
+test("it needs only libc and libm, and has no run path", link, function()
   local code, out = h.run("readelf -d " .. q(RELEASE))
   eq(code, 0, "readelf")
   local needed = {}
   for lib in out:gmatch("Shared library: %[([^%]]+)%]") do needed[#needed + 1] = lib end
   table.sort(needed)
-  eq(needed, { "ld-linux-x86-64.so.2", "libc.so.6", "liblua5.4.so.0", "libm.so.6" }, "NEEDED")
+  eq(needed, { "ld-linux-x86-64.so.2", "libc.so.6", "libm.so.6" }, "NEEDED: Lua is linked in")
   eq(out:find("RUNPATH", 1, true) or out:find("RPATH", 1, true), nil, "no run path: no lookups beside the binary")
+end)
+
+test("it exports Lua's API and nothing else", link, function()
+  local code, out = h.run("nm -D --defined-only " .. q(RELEASE))
+  eq(code, 0, "nm -D")
+  local lua, others = {}, {}
+  for name in out:gmatch("%S+ %a (%S+)\n") do
+    if name:find("^lua_") or name:find("^luaL_") or name:find("^luaopen_") then lua[name] = true
+    elseif not name:find("^std[a-z]+@") then others[#others + 1] = name end   -- stdin, stdout, stderr: libc's copies
+  end
+  for _, name in ipairs({ "lua_pcallk", "lua_checkstack", "luaL_checklstring", "luaL_setfuncs", "luaopen_base" }) do
+    truthy(lua[name], name .. " exported")
+  end
+  eq(others, {}, "no other symbol")
+end)
+
+-- Lua is linked in (scripts/build-release); C modules such as cjson and LuaSocket, which Debian
+-- builds without a dependency on liblua, must find it there, and no second Lua may be loaded.
+test("Lua C modules load and run against the Lua inside the binary", link, function()
+  local code, out = h.run(q(RELEASE) .. [[ -e 'local cjson, socket = require("cjson"), require("socket")
+local maps = io.open("/proc/self/maps"):read("a")
+print(cjson.encode({ 1, "two", { three = 3 } }), cjson.decode("[4,5]")[2] == 5, type(socket.gettime()),
+  maps:find("liblua5.4.so", 1, true) == nil, maps:find("cjson", 1, true) ~= nil)']])
+  eq({ code, out }, { 0, '[1,"two",{"three":3}]\ttrue\tnumber\ttrue\ttrue\n' }, "cjson and socket")
 end)
 
 test("the Swift runtime's /proc/self/maps reader is not linked in; lunet's argument getter is", link, function()

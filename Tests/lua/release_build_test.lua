@@ -61,9 +61,10 @@ local function lunet(args, env)
   return code, out, calls
 end
 
--- The Swift runtime, libstdc++ and GCC's unwinder linked in, no run path, no symbol exported, lld placing functions in the
--- order of scripts/link/lunet.order, relative relocations packed (scripts/link/ holds the files).
-local BUILD = "swift build -c release --static-swift-stdlib --disable-local-rpath -Xswiftc -L -Xswiftc " .. proj .. "/scripts/link -Xswiftc -Xclang-linker -Xswiftc -static-libgcc -Xlinker --version-script="
+-- The Swift runtime, libstdc++, GCC's unwinder and Lua linked in (Lua's objects through
+-- .build/link-lua), no run path, only Lua's API exported, lld placing functions in the order of
+-- scripts/link/lunet.order, relative relocations packed (scripts/link/ holds the files).
+local BUILD = "swift build -c release --static-swift-stdlib --disable-local-rpath -Xswiftc -L -Xswiftc " .. proj .. "/.build/link-lua -Xswiftc -L -Xswiftc " .. proj .. "/scripts/link -Xswiftc -Xclang-linker -Xswiftc -static-libgcc -Xlinker --version-script="
   .. proj .. "/scripts/link/lunet.map -Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs"
   .. " -Xswiftc -Xfrontend -Xswiftc -function-sections -Xcc -ffunction-sections -Xlinker --symbol-ordering-file="
   .. proj .. "/scripts/link/lunet.order -Xlinker --no-warn-symbol-ordering --product lunet"

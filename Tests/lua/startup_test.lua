@@ -138,8 +138,8 @@ end)
 if h.done then h.done() end
 
 test("Lua C modules load inside lunet and find the Lua API (lua-cjson, LuaSocket)", function()
-  -- lunet exports no symbol of its own in a release build (scripts/link/lunet.map): a C
-  -- module's lua_* calls must resolve in liblua5.4, which lunet loads globally.
+  -- A C module's lua_* calls resolve in liblua5.4, which this (debug) build loads globally; the
+  -- release build has Lua inside and exports its API (release_binary_test.lua checks it there).
   local code, out = h.run(LUNET .. [[ -e 'print(require("cjson").encode({ 1, 2 }), type(require("socket").gettime()))']])
   eq({ code, out }, { 0, "[1,2]\tnumber\n" }, "status and output")
 end)
