@@ -264,8 +264,12 @@ local PLAIN = setmetatable({}, { __newindex = function() error("PLAIN is read-on
 -- task made for it is then dropped. The completion (task, response, status) or (task, nil,
 -- error) never runs during core.send; the rest of the response's head is fetched when asked
 -- for (below).
-local Task, core_send, core_cancel, OCARG = task.Task, core.send, core.cancel, task._OCARG
-local resolve, resolve_first, reject = task._resolve, task._resolve_first, task._reject
+local Task, core_send, core_cancel = task.Task, core.send, core.cancel
+-- task.lua's slots, as literals: a constant index is an instruction's operand, a local's value
+-- one more register read (task.lua says what each slot holds).
+local CB <const>, CBS <const>, OCFN <const>, OCARG <const> = 1, 7, 5, 6
+assert(task._CB == CB and task._CBS == CBS and task._OCFN == OCFN and task._OCARG == OCARG, "task.lua's slots moved")
+local resolve, reject = task._resolve, task._reject
 local new_response, Response = response.new, response.Response
 -- resolve and reject leave a settled (cancelled) task as it is. A plain response starts with
 -- the core's response and its status; reason, url, http_version and elapsed are fetched at the
@@ -274,7 +278,15 @@ local new_response, Response = response.new, response.Response
 local function plain_completed(t, raw, status, first)
   if raw == nil then reject(t, status); return end
   local r = setmetatable({ _raw = raw, status = status, body = nil, headers = nil }, Response)
-  if first then return resolve_first(t, r) end   -- its continuation runs next (runtime.delivering)
+  -- Resolved here rather than by task._resolve (a Lua call less a request): with nothing
+  -- queued before it and one callback on the task, that callback is handed back to run next
+  -- (runtime.delivering) instead of being queued. The cancel hook (core.cancel of the
+  -- transfer) goes with the pending state.
+  local cb = t[CB]
+  if first and cb and not t[CBS] and t.state == "pending" then
+    t.state, t.result, t[CB], t[OCFN], t[OCARG] = "done", r, false, false, nil
+    return cb, t
+  end
   resolve(t, r)
 end
 -- Its own delivery (runtime.delivering): the loop calls it straight, not through runtime.deliver.

@@ -82,7 +82,7 @@ end
 --- fn(a, b, c, first) and then what fn queued, as `deliver(fn, a, b, c)` does, without passing
 --- fn and a variable count of values through it (the plain request's completion: http.lua).
 --- `first` is true when nothing is queued: fn may then hand back a function and its argument
---- to run at once, the first work it would have queued (task._resolve_first), which runs
+--- to run at once, the first work it would have queued (http.lua's plain_completed), which runs
 --- where the queue would have run it, without going through the queue. Its body repeats
 --- deliver's, and run_queue's loop, on purpose: a shared helper would be a Lua call more on
 --- every completion.

@@ -44,7 +44,7 @@ M.is_task = is_task
 -- Task:continue, M.source and http.lua's plain requests repeat this constructor inline (a call
 -- less on the hot path): change them together.
 local CB <const>, CBFN <const>, CBTO <const>, OBSERVED <const>, OCFN <const>, OCARG <const>, CBS <const> = 1, 2, 3, 4, 5, 6, 7
-M._OBSERVED, M._OCFN, M._OCARG = OBSERVED, OCFN, OCARG   -- for prelude.lua and http.lua
+M._OBSERVED, M._OCFN, M._OCARG, M._CB, M._CBS = OBSERVED, OCFN, OCARG, CB, CBS   -- for prelude.lua and http.lua
 local function new()
   return setmetatable({ false, false, false, false, false, false, false, state = "pending", result = nil }, Task)
 end
@@ -113,20 +113,6 @@ local function resolve(t, v)
   if t[OCFN] then t[OCFN], t[OCARG] = false, nil end
   return true
 end
--- resolve, for a caller that runs what this returns at once, before anything else is queued:
--- the task's callback and its argument (the task) instead of queuing it, when it has only the
--- one; nothing (after resolving as usual) when it has none or more. runtime.delivering's
--- functions use it when nothing was queued before them: the callback then runs where the queue
--- would have run it, without going through the queue (a request's continuation).
-local function resolve_first(t, v)
-  local cb = t[CB]
-  if not cb or t[CBS] or t.state ~= "pending" then resolve(t, v); return nil end
-  t.state = "done"
-  if v ~= nil then t.result = v end
-  t[CB] = false
-  if t[OCFN] then t[OCFN], t[OCARG] = false, nil end
-  return cb, t
-end
 local function reject(t, err, tb)
   if not errors.is(err) and type(err) ~= "string" and type(err) ~= "table" then
     err = errors.new("argument", "a task failed with a " .. type(err) .. " value: " .. tostring(err))
@@ -136,7 +122,7 @@ end
 function cancel(t, message)
   return settle(t, "cancelled", errors.new("cancelled", message or "the task was cancelled", { url = t.url }))
 end
-M._resolve, M._reject, M._cancel, M._resolve_first = resolve, reject, cancel, resolve_first
+M._resolve, M._reject, M._cancel = resolve, reject, cancel
 
 -- Only a failed task can be in `unobserved`.
 local function observe(t)
@@ -204,7 +190,20 @@ end
 local function continue_from_fields(t)
   local fn, t2 = t[CBFN], t[CBTO]
   t[CBFN], t[CBTO] = false, false
-  run_into(t2, fn, t)
+  -- run_into(t2, fn, t), repeated inline: a Lua call less for every continuation.
+  if t2.state ~= "pending" then return end   -- cancelled meanwhile
+  local ok, v = xpcall(fn, handler, t)
+  if not ok then
+    reject(t2, v, last_traceback)
+  elseif v ~= nil and getmetatable(v) == Task then
+    if v == t2 then
+      reject(t2, errors.new("argument", "a continuation returned its own task"))
+    else
+      adopt(t2, v)
+    end
+  else
+    resolve(t2, v)
+  end
 end
 
 --- Always runs with the settled task; its return value (or task) is the next task's result.
