@@ -24,14 +24,18 @@ public final class EventLoop {
     /// Timers that do not keep the loop running by themselves (a poll of something no one is
     /// waiting for: net.on_change's): while only these are left, the loop is idle.
     private var backgroundTimers: Set<UInt64> = []
-    private var idleHandles: [UnsafeMutableRawPointer] = []
+    private var idleHandles: [EasyHandle] = []
     /// Handles a finished transfer left configured (not reset), with its profile: the next
-    /// transfer of the same profile sets only its own URL, headers and pointers.
-    private var configuredHandles: [(handle: UnsafeMutableRawPointer, profile: Transfer.Profile)] = []
+    /// transfer of the same profile sets only its URL and headers, and only when they differ
+    /// from the last ones (EasyHandle).
+    private var configuredHandles: [(handle: EasyHandle, profile: Transfer.Profile)] = []
     /// The profile made last (see profile(for:)).
     private var lastProfile: Transfer.Profile?
     /// Transfers started on a configured handle (for tests and diagnostics).
     private(set) var configuredHandleReuses = 0
+    /// Of those, the ones whose handle already had their URL and header list (no option set;
+    /// for tests and diagnostics).
+    var handlesReusedAsTheyWere = 0
     /// The URL the last transfer was started with, parsed by libcurl (ParsedURL.swift): the next
     /// transfer to the same URL hands libcurl this instead of parsing the text again.
     private var lastParsedURL: ParsedURL?
@@ -79,13 +83,13 @@ public final class EventLoop {
     deinit {
         if let multi {
             for t in running.all {
-                if let h = t.easy {
-                    lunet_curl_multi_remove_handle(multi, h)
-                    lunet_curl_easy_cleanup(h)
+                if let h = t.handle {
+                    lunet_curl_multi_remove_handle(multi, h.raw)
+                    h.cleanup()
                 }
             }
-            for h in idleHandles { lunet_curl_easy_cleanup(h) }
-            for c in configuredHandles { lunet_curl_easy_cleanup(c.handle) }
+            for h in idleHandles { h.cleanup() }
+            for c in configuredHandles { c.handle.cleanup() }
             lunet_curl_multi_cleanup(multi)
         }
         if wakeFD >= 0 { close(wakeFD) }
@@ -165,26 +169,29 @@ public final class EventLoop {
         // A transfer with cookies leaves its handle to be reset (see release), so it has no
         // profile to hand on.
         let profile = cookies == nil ? profile(for: t) : nil
-        let h: UnsafeMutableRawPointer
+        let h: EasyHandle
         var reusing = false
         if let profile, let i = configuredHandles.lastIndex(where: { $0.profile == profile }) {
             h = configuredHandles.remove(at: i).handle
             reusing = true
             configuredHandleReuses += 1
         } else {
-            h = idleHandles.popLast() ?? lunet_curl_easy_init()!
+            h = idleHandles.popLast() ?? EasyHandle(lunet_curl_easy_init()!)
         }
-        if let problem = t.configure(h, reusing: reusing) {
-            lunet_curl_easy_reset(h)
+        if let problem = t.configure(h, reusing: reusing, on: self) {
+            lunet_curl_easy_reset(h.raw)
+            h.forgetOptions()
+            h.transfer = nil
             idleHandles.append(h)
             t.easy = nil
+            t.handle = nil
             return fail(t, problem)
         }
         t.handleProfile = profile
-        cookies?.attach(h)
+        cookies?.attach(h.raw)
         t.runningKey = running.insert(t)
         t.markRunning()
-        lunet_curl_multi_add_handle(multi, h)
+        lunet_curl_multi_add_handle(multi, h.raw)
         addedSinceLastPerform = true
         return t
     }
@@ -215,8 +222,7 @@ public final class EventLoop {
     public func cancel(_ t: Transfer, reason: String = "the request was cancelled") {
         assertOwner()
         guard t.state != .finished else { return }
-        if let h = t.easy { release(t, h, keeping: nil) }
-        t.easy = nil
+        if let h = t.handle { release(t, h, keeping: nil) }
         t.finish(.failure(LunetError(.cancelled, reason, url: t.request.url)), force: true)
     }
 
@@ -247,17 +253,18 @@ public final class EventLoop {
 
     /// Takes `h` out of curl. With a profile (a transfer that completed and had one), the
     /// handle stays configured for the next transfer of that profile; otherwise it is reset.
-    private func release(_ t: Transfer, _ h: UnsafeMutableRawPointer, keeping profile: Transfer.Profile?) {
+    private func release(_ t: Transfer, _ handle: EasyHandle, keeping profile: Transfer.Profile?) {
         running.remove(t.runningKey)
         t.runningKey = -1
+        t.easy = nil
+        t.handle = nil
+        handle.transfer = nil
+        let h = handle.raw
         if let multi { lunet_curl_multi_remove_handle(multi, h) }
         if let profile, configuredHandles.count < 64 {
-            // The finished transfer's error buffer and header list are freed with it; the next
-            // transfer sets its own, and until then nothing reads them.
-            _ = lunet_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, nil)
-            _ = lunet_easy_setopt_slist(h, CURLOPT_HTTPHEADER, nil)
-            _ = lunet_easy_setopt_ptr(h, CURLOPT_CURLU, nil)
-            configuredHandles.append((h, profile))
+            // Its options stay as they are: what curl reads by pointer (the error buffer, the
+            // URL handle, the header list) is the EasyHandle's, alive while the handle is.
+            configuredHandles.append((handle, profile))
             return
         }
         // Each CookieJar.attach adds a node to the handle's list of cookie files, and libcurl
@@ -269,7 +276,8 @@ public final class EventLoop {
         // the next request on this handle, from any session, would carry those cookies.
         _ = lunet_easy_setopt_ptr(h, CURLOPT_SHARE, nil)
         lunet_curl_easy_reset(h)
-        if idleHandles.count < 64 { idleHandles.append(h) } else { lunet_curl_easy_cleanup(h) }
+        handle.forgetOptions()
+        if idleHandles.count < 64 { idleHandles.append(handle) } else { handle.cleanup() }
     }
 
     private func finishCompleted() {
@@ -283,10 +291,12 @@ public final class EventLoop {
                 continue
             }
             // Every other handle in the multi handle is a running transfer's, whose CURLOPT_PRIVATE
-            // is that Transfer (Transfer.configure), kept alive by `running` until it is released.
+            // is its EasyHandle (Transfer.configure), and that one's transfer is kept alive by
+            // `running` until it is released.
             var owner: UnsafeMutableRawPointer?
             _ = lunet_easy_getinfo_ptr(h, CURLINFO_PRIVATE, &owner)
-            guard let owner, let t = running[Unmanaged<Transfer>.fromOpaque(owner).takeUnretainedValue().runningKey], t.easy == h else { continue }
+            guard let owner, let running = Unmanaged<EasyHandle>.fromOpaque(owner).takeUnretainedValue().transfer,
+                  let t = self.running[running.takeUnretainedValue().runningKey], t.easy == h, let handle = t.handle else { continue }
             let result: Result<HTTPResponse, LunetError>
             if code != CURLE_OK {
                 result = .failure(t.error(for: code))
@@ -295,8 +305,7 @@ public final class EventLoop {
             } else {
                 result = .success(t.response(from: h))
             }
-            release(t, h, keeping: code == CURLE_OK ? t.handleProfile : nil)
-            t.easy = nil
+            release(t, handle, keeping: code == CURLE_OK ? t.handleProfile : nil)
             t.finish(result)
         }
     }

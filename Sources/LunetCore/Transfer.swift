@@ -13,6 +13,8 @@ public final class Transfer {
     public var userInfo: AnyObject?
 
     var easy: UnsafeMutableRawPointer?
+    /// The loop's handle the transfer runs on (its `easy`, with what curl keeps by pointer).
+    var handle: EasyHandle?
     /// Its key in the loop's table of running transfers (-1: not running).
     var runningKey = -1
     /// The profile the loop started this transfer's handle with (nil: its handle is reset after).
@@ -25,7 +27,6 @@ public final class Transfer {
     var mime: OpaquePointer?
     /// The URL handle curl reads while the transfer runs (see `configure`).
     var parsedURL: ParsedURL?
-    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
     // What arrives.
     let body = ByteBuffer()
     /// The header lines of the response being received, as curl handed them over: they are
@@ -95,13 +96,11 @@ public final class Transfer {
         self.maxBody = request.options.maxBody
         self.completion = completion
         self.request = request   // moved in: the last use
-        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
     }
 
     deinit {
         if uploadFD >= 0 { close(uploadFD) }
         if let mime { lunet_curl_mime_free(mime) }
-        errorBuffer.deallocate()
     }
 
     func markRunning() { state = .running }
@@ -166,8 +165,14 @@ public final class Transfer {
     /// Configures `handle` for this request. Returns an error naming a bad option instead of
     /// starting a transfer that cannot work. `reusing`: the handle was left by a finished
     /// transfer with this one's `profile`; only what is this transfer's own is set.
-    func configure(_ h: UnsafeMutableRawPointer, reusing: Bool = false) -> LunetError? {
+    /// `loop`: the loop starting it (its shared URL and header list), passed rather than read
+    /// from the weak `self.loop` (an atomic load each time).
+    func configure(_ handle: EasyHandle, reusing: Bool = false, on loop: EventLoop) -> LunetError? {
+        let h = handle.raw
         easy = h
+        self.handle = handle
+        handle.transfer = Unmanaged.passUnretained(self)
+        let hadURL = handle.url, hadList = handle.headerList
         let o = request.options
         var failed: CURLcode = CURLE_OK
         func check(_ c: CURLcode) { if c != CURLE_OK && failed == CURLE_OK { failed = c } }
@@ -177,23 +182,35 @@ public final class Transfer {
         // The URL parsed once for a run of requests to it (ParsedURL.swift), with its text as
         // libcurl writes it (the effective URL); the text as given when libcurl does not parse
         // it, so that libcurl's error names the problem. CURLOPT_CURLU wins over CURLOPT_URL, so
-        // a handle that had one is told it has none.
-        if let parsed = loop?.parsedURL(request.url) {
+        // a handle that had one is told it has none. A handle whose last transfer had this
+        // parsed URL has both set already (EasyHandle).
+        if let parsed = loop.parsedURL(request.url) {
             parsedURL = parsed
-            check(lunet_easy_setopt_str(h, CURLOPT_URL, parsed.normalized))
-            check(lunet_easy_setopt_ptr(h, CURLOPT_CURLU, UnsafeMutableRawPointer(parsed.handle)))
+            if handle.url !== parsed {
+                check(lunet_easy_setopt_str(h, CURLOPT_URL, parsed.normalized))
+                check(lunet_easy_setopt_ptr(h, CURLOPT_CURLU, UnsafeMutableRawPointer(parsed.handle)))
+                handle.url = parsed
+            }
         } else {
             parsedURL = nil
             check(lunet_easy_setopt_ptr(h, CURLOPT_CURLU, nil))
             check(request.url.withCString { lunet_easy_setopt_str(h, CURLOPT_URL, $0) })
+            handle.url = nil
         }
-        check(lunet_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer))
-        check(lunet_easy_setopt_ptr(h, CURLOPT_PRIVATE, Unmanaged.passUnretained(self).toOpaque()))
-        let me = Unmanaged.passUnretained(self).toOpaque()
-        check(lunet_easy_setopt_ptr(h, CURLOPT_WRITEDATA, me))
-        check(lunet_easy_setopt_ptr(h, CURLOPT_HEADERDATA, me))
-        configureHeaderList(h, check)
-        if reusing { return failed == CURLE_OK ? nil : refused(failed) }
+        if !handle.pointersSet {
+            let data = handle.opaque
+            check(lunet_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, handle.errorBuffer))
+            check(lunet_easy_setopt_ptr(h, CURLOPT_PRIVATE, data))
+            check(lunet_easy_setopt_ptr(h, CURLOPT_WRITEDATA, data))
+            check(lunet_easy_setopt_ptr(h, CURLOPT_HEADERDATA, data))
+            handle.pointersSet = true
+        }
+        let me = Unmanaged.passUnretained(self).toOpaque()   // the other callbacks' data
+        configureHeaderList(handle, loop, check)
+        if reusing {
+            if hadURL != nil && hadURL === handle.url && hadList === handle.headerList { loop.handlesReusedAsTheyWere += 1 }
+            return failed == CURLE_OK ? nil : refused(failed)
+        }
 
         check(lunet_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1))
         check(lunet_easy_setopt_write(h, CURLOPT_WRITEFUNCTION, transferWriteCallback))
@@ -310,7 +327,8 @@ public final class Transfer {
 
     /// The request's header lines, as a list curl reads while the transfer runs (always set,
     /// so that a reused handle never keeps the list of the transfer before).
-    private func configureHeaderList(_ h: UnsafeMutableRawPointer, _ check: (CURLcode) -> Void) {
+    private func configureHeaderList(_ handle: EasyHandle, _ loop: EventLoop, _ check: (CURLcode) -> Void) {
+        let h = handle.raw
         // The Accept-Encoding line curl would make for CURLOPT_ACCEPT_ENCODING "", made here, first
         // in the list, so that it has the same place on the wire (right after Accept). curl
         // writes its own through its printf a byte at a time, twice (into a string, then into the
@@ -327,9 +345,12 @@ public final class Transfer {
         // Not under SigV4: libcurl 7.88 would sign "expect:" as a field it then does not send.
         if request.bodyCount > 0 && !request.headers.contains("Expect") && !signsWithAWS { additions |= 4 }
         let fields = request.headers.fields
-        if let last = loop?.lastHeaderList, last.matches(fields, request.removedHeaders, additions) {
+        if let last = loop.lastHeaderList, last.matches(fields, request.removedHeaders, additions) {
             headerList = last
-            check(lunet_easy_setopt_slist(h, CURLOPT_HTTPHEADER, last.list))
+            if handle.headerList !== last {
+                check(lunet_easy_setopt_slist(h, CURLOPT_HTTPHEADER, last.list))
+                handle.headerList = last
+            }
             return
         }
         var list: UnsafeMutablePointer<curl_slist>? = nil
@@ -345,8 +366,9 @@ public final class Transfer {
         if additions & 4 != 0 { list = lunet_curl_slist_append(list, "Expect:") }
         let made = CurlHeaderList(fields: fields, removed: request.removedHeaders, additions: additions, list: list)
         headerList = made
-        loop?.lastHeaderList = made
+        loop.lastHeaderList = made
         check(lunet_easy_setopt_slist(h, CURLOPT_HTTPHEADER, list))
+        handle.headerList = made
     }
 
     /// A curl MIME body: data parts are handed to curl by pointer (the request keeps them
@@ -640,7 +662,12 @@ public final class Transfer {
         guard space + 1 < end else { return nil }
         let phrase = UnsafeBufferPointer(rebasing: line[(space + 1)..<end])
         let standard = HTTPResponse.standardReason(status)
-        if standard.utf8.count == phrase.count && standard.utf8.elementsEqual(phrase) { return standard }
+        // The literal's bytes compared in place (memcmp; the generic elementsEqual went a byte
+        // at a time through the String's view: ~170 instructions of every response).
+        let same = standard.utf8.withContiguousStorageIfAvailable { s in
+            s.count == phrase.count && (s.count == 0 || memcmp(s.baseAddress!, phrase.baseAddress!, s.count) == 0)
+        }
+        if same == true { return standard }
         return String(decoding: phrase, as: UTF8.self)
     }
 
@@ -659,6 +686,9 @@ public final class Transfer {
 
     func error(for code: CURLcode) -> LunetError {
         if let abortReason { return abortReason }
+        // libcurl's message for this transfer, in its handle's buffer (read before the handle
+        // is released to the next transfer).
+        let message = handle.flatMap { $0.errorBuffer[0] != 0 ? String(cString: $0.errorBuffer) : nil }
         if code == CURLE_UNSUPPORTED_PROTOCOL {
             // The same code for three different faults: the caller's URL, a redirect lunet will
             // not follow, and a reply that is not HTTP (HTTP/0.9). Tell them apart by what happened.
@@ -670,14 +700,14 @@ public final class Transfer {
                 let target = headers["Location"] ?? "another scheme"
                 return LunetError(.redirects, "refused to follow a redirect to \(target): only http and https are followed", url: request.url)
             }
-            let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: lunet_curl_easy_strerror(code))
+            let detail = message ?? String(cString: lunet_curl_easy_strerror(code))
             return LunetError(.protocol, "the reply is not HTTP/1.x or HTTP/2: \(detail)", url: request.url)
         }
         // libcurl 7.88 refuses a header line over 100 KB with "out of memory" and no detail.
-        if code == CURLE_OUT_OF_MEMORY && errorBuffer[0] == 0 {
+        if code == CURLE_OUT_OF_MEMORY && message == nil {
             return LunetError(.protocol, "a response header line is larger than libcurl accepts (100 KB)", url: request.url)
         }
-        let detail = errorBuffer[0] != 0 ? String(cString: errorBuffer) : String(cString: lunet_curl_easy_strerror(code))
+        let detail = message ?? String(cString: lunet_curl_easy_strerror(code))
         var e = LunetError(CurlErrorMapping.kind(of: code), detail, url: request.url)
         e.connectionLost = CurlErrorMapping.losesTheConnection(code)
         return e
@@ -687,12 +717,15 @@ public final class Transfer {
 /// A stable address for an empty body (curl keeps the pointer it is given).
 nonisolated(unsafe) private let emptyBody: UnsafeMutableRawPointer = UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1)
 
-// curl's callbacks: C function pointers that find their transfer through the user pointer.
-// The transfer is alive while curl calls them (the loop's `running` table holds it until it is
-// released from curl): the two called for every header line and body piece use it without a
-// retain and a release around each call (_withUnsafeGuaranteedRef).
+// curl's callbacks: C function pointers that find their transfer through the user pointer: the
+// EasyHandle for the two called for every header line and body piece (set once per handle),
+// the Transfer for the others. The transfer is alive while curl calls them (the loop's
+// `running` table holds it until it is released from curl): the two use it without a retain and
+// a release around each call (_withUnsafeGuaranteedRef).
 private let transferWriteCallback: curl_write_callback = { data, size, count, user in
-    Unmanaged<Transfer>.fromOpaque(user!)._withUnsafeGuaranteedRef { $0.receiveBody(data!, size * count) }
+    Unmanaged<EasyHandle>.fromOpaque(user!)._withUnsafeGuaranteedRef {
+        $0.transfer.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.receiveBody(data!, size * count) }
+    }
 }
 
 private let transferReadCallback: curl_read_callback = { buffer, size, count, user in
@@ -716,5 +749,7 @@ private let transferDebugCallback: curl_debug_callback = { _, type, data, size, 
 }
 
 private let transferHeaderCallback: curl_write_callback = { data, size, count, user in
-    Unmanaged<Transfer>.fromOpaque(user!)._withUnsafeGuaranteedRef { $0.receiveHeaderLine(data!, size * count) }
+    Unmanaged<EasyHandle>.fromOpaque(user!)._withUnsafeGuaranteedRef {
+        $0.transfer.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.receiveHeaderLine(data!, size * count) }
+    }
 }

@@ -23,7 +23,7 @@ public enum LuaUserdata {
     private static let boxSize = 2 * MemoryLayout<UnsafeRawPointer?>.size
 
     public static func push(_ L: OpaquePointer, _ object: AnyObject, metatable kind: Kind) {
-        let box = lunet_newuserdata(L, boxSize, 1)!
+        let box = lunet_newuserdata(L, boxSize, 0)!   // no user value: nothing uses one
         box.storeBytes(of: Unmanaged.passRetained(object).toOpaque(), as: UnsafeMutableRawPointer?.self)
         box.storeBytes(of: kind.tag, toByteOffset: MemoryLayout<UnsafeRawPointer?>.size, as: UnsafeRawPointer?.self)
         live += 1
@@ -44,8 +44,10 @@ public enum LuaUserdata {
     /// use with __gc, __close, __name and the kind's tag. Callers add methods to it (it is an
     /// ordinary table in the registry).
     public static func pushMetatable(_ L: OpaquePointer, _ kind: Kind) {
+        // Found by the kind's tag, a pointer: no key string hashed, as a lookup by name would
+        // (every response pushes its box).
+        if lua_rawgetp(L, lunet_registryindex(), kind.tag) == LUA_TTABLE { return }
         let s = LuaStack(L)
-        if s.registryField(kind.name) == LUA_TTABLE { return }
         s.pop()
         s.newTable(hash: 4)
         s.pushFunction(release)
@@ -55,13 +57,16 @@ public enum LuaUserdata {
         s.push(kind.name)
         s.setRawField(-2, "__name")
         lua_pushlightuserdata(L, UnsafeMutableRawPointer(mutating: kind.tag))
-        s.setRawField(-2, tagField)
+        lua_rawsetp(L, -2, tagKey)
         s.pushValue(-1)
         s.setRawField(lunet_registryindex(), kind.name)
+        s.pushValue(-1)
+        lua_rawsetp(L, lunet_registryindex(), kind.tag)
     }
 
-    /// Where a box's metatable keeps its kind's tag, for `release`.
-    private static let tagField = "__lunet_kind"
+    /// Where a box's metatable keeps its kind's tag, for `release`: a light userdata key (the
+    /// address of this byte), which no Lua code can name and no lookup has to hash.
+    nonisolated(unsafe) private static let tagKey = UnsafeRawPointer(UnsafeMutableRawPointer.allocate(byteCount: 1, alignment: 1))
 
     /// __gc and __close. Anyone can call them (`getmetatable(box).__close(v)`) with any value:
     /// only a box whose tag is its metatable's is released (another library's userdata of the
@@ -70,8 +75,7 @@ public enum LuaUserdata {
         let L = L!
         guard lua_type(L, 1) == LUA_TUSERDATA, let slot = lua_touserdata(L, 1),
               lua_rawlen(L, 1) == boxSize, lua_getmetatable(L, 1) != 0 else { return 0 }
-        let s = LuaStack(L)
-        _ = s.rawField(-1, tagField)
+        lua_rawgetp(L, -1, tagKey)
         let tag = lua_touserdata(L, -1)
         lua_settop(L, 1)
         guard let tag, UnsafeRawPointer(tag) == slot.load(fromByteOffset: MemoryLayout<UnsafeRawPointer?>.size, as: UnsafeRawPointer?.self) else { return 0 }

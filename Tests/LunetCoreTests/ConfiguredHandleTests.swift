@@ -62,3 +62,73 @@ final class ConfiguredHandleTests: XCTestCase {
         XCTAssertTrue(get.body.contains("\"method\": \"GET\"") || get.body.contains("\"method\":\"GET\""), get.body)
     }
 }
+
+/// A reused handle keeps what curl reads by pointer (EasyHandle): its URL handle and header list
+/// are set again only when they differ from the last transfer's, and its error buffer is its
+/// own. What a transfer sends and reports must still be its own.
+final class EasyHandleOptionsTests: XCTestCase {
+    var httpbin: String { httpbinURL() }
+
+    func send(_ session: Session, _ request: HTTPRequest) -> (status: Int, body: String, url: String, error: String) {
+        var outcome: (Int, String, String, String)?
+        session.send(request) { result in
+            switch result {
+            case .success(let r): outcome = (r.status, r.body.string, r.url, "")
+            case .failure(let e): outcome = (0, "", "", e.message)
+            }
+        }
+        session.loop.run { outcome != nil }
+        return outcome ?? (0, "", "", "the loop went idle without an answer")
+    }
+
+    func testTheSameURLAndHeadersSetNothingAndOthersAreSetAgain() {
+        let loop = EventLoop()
+        let session = Session(loop: loop)
+        let a = httpbin + "/anything/a", b = httpbin + "/anything/b"
+        XCTAssertEqual(send(session, HTTPRequest(url: a)).status, 200)
+        let kept = loop.handlesReusedAsTheyWere
+        let again = send(session, HTTPRequest(url: a))
+        XCTAssertEqual(loop.handlesReusedAsTheyWere, kept + 1, "the same URL and header lines: nothing set")
+        XCTAssertTrue(again.body.contains("/anything/a"), again.body)
+        // A, B, A on the one handle: each time the URL it was asked for.
+        for (url, name) in [(b, "/anything/b"), (a, "/anything/a"), (b, "/anything/b")] {
+            let r = send(session, HTTPRequest(url: url))
+            XCTAssertTrue(r.body.contains(name) && r.url.hasSuffix(name), "\(name): \(r.url) \(r.body)")
+        }
+        // Header lines that change and change back.
+        var withHeader = HTTPRequest(url: a)
+        withHeader.headers.add("X-Probe", "one")
+        XCTAssertTrue(send(session, withHeader).body.contains("X-Probe"))
+        XCTAssertFalse(send(session, HTTPRequest(url: a)).body.contains("X-Probe"), "the plain request's lines again")
+        XCTAssertTrue(send(session, withHeader).body.contains("\"one\""))
+    }
+
+    /// A port nothing listens on: bound, then closed.
+    func closedPort() -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = bind(fd, $0, len) } }
+        withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { _ = getsockname(fd, $0, &len) } }
+        return Int(UInt16(bigEndian: addr.sin_port))
+    }
+
+    func testEachFailureReportsItsOwnMessage() {
+        let loop = EventLoop()
+        let session = Session(loop: loop)
+        let p1 = closedPort()
+        var p2 = closedPort()
+        for _ in 0..<10 where p2 == p1 { p2 = closedPort() }
+        XCTAssertEqual(send(session, HTTPRequest(url: httpbin + "/get")).status, 200)
+        let first = send(session, HTTPRequest(url: "http://127.0.0.1:\(p1)/x"))
+        XCTAssertEqual(first.status, 0)
+        XCTAssertTrue(first.error.contains(String(p1)), "libcurl's message for this transfer: \(first.error)")
+        let ok = send(session, HTTPRequest(url: httpbin + "/get"))
+        XCTAssertEqual(ok.status, 200, ok.error)
+        let second = send(session, HTTPRequest(url: "http://127.0.0.1:\(p2)/y"))
+        XCTAssertTrue(second.error.contains(String(p2)) && !second.error.contains(String(p1)), "its own message, not the one before: \(second.error)")
+    }
+}

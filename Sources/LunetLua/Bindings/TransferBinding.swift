@@ -1,6 +1,7 @@
 import CLunetLua
 import LunetLuaStack
 import LunetCore
+import Glibc
 
 /// core.send: the one way a request goes from Lua into the core (see `send`), core.cancel and
 /// core.events_done for a transfer under way, core.transfer_head for a stream's head.
@@ -32,7 +33,7 @@ enum TransferBinding {
             return LuaErrorObject.badArgument(L, 2, "send", "a task needs core.set_plain_completion first")
         }
         if s.type(3) == LUA_TTABLE { return sendTable(L, session) }
-        guard let method = s.string(3), let url = LuaHost.from(L).urlText(L, at: 4) else {
+        guard let method = methodText(L, 3), let url = LuaHost.from(L).urlText(L, at: 4) else {
             return LuaErrorObject.badArgument(L, 3, "send", "a request table, or method and url strings expected")
         }
         // The request made in the call, after every other argument: a temporary moves into
@@ -40,7 +41,7 @@ enum TransferBinding {
         // argument still to evaluate) was copied, then dropped. (`consume` of the local is
         // refused in this closure.)
         let id = LuaHost.from(L).transfers.reserve(), atOnce = s.bool(6)
-        return begin(L, id, session, plainRequest(L, uppercased(method), url), events: LUA_NOREF, configure: nil, answeringAtOnce: atOnce)
+        return begin(L, id, session, plainRequest(L, method, url), events: LUA_NOREF, configure: nil, answeringAtOnce: atOnce)
     }
 
     /// A plain request: `method`, `url`, and the session's headers when argument 5 has them.
@@ -49,6 +50,24 @@ enum TransferBinding {
         // Made whole in one call: a variable set after it was copied on its way out.
         let (headers, removed) = readHeaders(L, 5)
         return HTTPRequest(method: method, url: url, headers: headers, removedHeaders: removed)
+    }
+
+    /// The method string at `index`, in capitals: the literal for http.lua's verbs (no String
+    /// made from the bytes, no UTF-8 check, no case check, every request), else the text
+    /// uppercased. nil if it is no string.
+    private static func methodText(_ L: OpaquePointer, _ index: Int32) -> String? {
+        let t = lua_type(L, index)
+        guard t == LUA_TSTRING || t == LUA_TNUMBER else { return nil }
+        var len = 0
+        guard let p = lunet_tolstring(L, index, &len) else { return nil }
+        func matches(_ literal: StaticString) -> Bool { literal.utf8CodeUnitCount == len && memcmp(literal.utf8Start, p, len) == 0 }
+        if matches("GET") { return "GET" }
+        if matches("POST") { return "POST" }
+        if matches("HEAD") { return "HEAD" }
+        if matches("PUT") { return "PUT" }
+        if matches("DELETE") { return "DELETE" }
+        if matches("PATCH") { return "PATCH" }
+        return uppercased(String(decoding: UnsafeRawBufferPointer(start: p, count: len), as: UTF8.self))
     }
 
     /// `method` in capitals; itself, with no new string, when it is (http.lua's verbs are).
