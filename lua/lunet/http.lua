@@ -496,7 +496,12 @@ for _, verb in ipairs(VERBS) do
       local send
       if self._pipeline_epoch == recording_epoch then send = self._pipeline else send = pipeline_of(self) end
       if not seen_urls[target] then remember_url(target) end
-      if not send then return attempt_plain(self, METHOD, target) end
+      if not send then
+        -- attempt_plain(self, METHOD, target), inline: a Lua call less a request.
+        local t = setmetatable({ false, false, false, false, core_cancel, false, false, state = "pending", url = target, result = nil }, Task)
+        t[OCARG] = core_send(self._core, t, METHOD, target, self.headers)
+        return t
+      end
       return send(self, PLAIN, { method = METHOD, url = target, session_headers = self.headers })
     end
     if type(opts) ~= "table" then errors.argument(2, fname, "options table expected, got " .. type(opts)) end
@@ -516,8 +521,11 @@ for _, verb in ipairs(VERBS) do
       if self._pipeline_epoch == recording_epoch then send = self._pipeline else send = pipeline_of(self) end
       if not send then
         if not seen_urls[target] then remember_url(target) end
-        local t, r = attempt_plain(self, METHOD, target, true)
-        if r then return r end
+        -- attempt_plain(self, METHOD, target, true), inline: a Lua call less a request.
+        local t = setmetatable({ false, false, false, false, core_cancel, false, false, state = "pending", url = target, result = nil }, Task)
+        local id, raw, status, reason, u, version, elapsed = core_send(self._core, t, METHOD, target, self.headers, true)
+        if not id then return new_response(raw, status, reason, u, version, elapsed) end
+        t[OCARG] = id
         return t:await()
       end
     end

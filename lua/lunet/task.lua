@@ -359,16 +359,23 @@ local drive
 
 -- Wakes the host coroutine that awaited `awaited`: the first await of a pending task keeps the
 -- coroutine and its task in the awaited task's fields, not in a closure per await.
+local after_resume
 local function resume_awaiter(awaited)
   local co, t = awaited[CBFN], awaited[CBTO]
   awaited[CBFN], awaited[CBTO] = false, false
   t._awaiting = nil
-  drive(co, t)
+  -- drive(co, t), inline: drive takes a variable count of values (a vararg frame to set up),
+  -- and this is every awaiting coroutine's wake-up.
+  if t.state ~= "pending" then
+    coroutine.close(co)
+    return
+  end
+  return after_resume(co, t, resume(co))
 end
 
 -- What resuming host coroutine `co` (running for task `t`) gave: settle `t`, or wait for what
 -- it awaits, or give the loop a turn. The results arrive as arguments, not in a table.
-local function after_resume(co, t, ok, first, ...)
+function after_resume(co, t, ok, first, ...)
   if not ok then
     reject(t, first, traceback(co, errors.describe(first)))
     return
