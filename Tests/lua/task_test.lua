@@ -27,6 +27,22 @@ test("an error skips next and is recovered by catch; finally runs on both paths"
   eq(finals, 2, "finally ran on the failure path and the success path")
 end)
 
+test("a continuation's task settled by its own callback stays as the callback left it", function()
+  -- The first continuation of a pending task settles its task inline (task.lua); a callback
+  -- that cancels that task before returning must leave it cancelled, with no result.
+  local src = task.source()
+  local t2
+  t2 = src.task:continue(function() t2:cancel("stopped inside"); return 5 end)
+  local plain = src.task:continue(function() return 6 end)   -- a second one: queued, not inline
+  src:resolve(1)
+  eq(plain:await(), 6, "the other continuation")
+  eq({ t2.state, t2.result, t2.error and t2.error.message }, { "cancelled", nil, "stopped inside" }, "cancelled by its callback")
+  local src2 = task.source()
+  local t3 = src2.task:continue(function() return nil end)
+  src2:resolve(1)
+  eq({ t3:await(), t3.state }, { nil, "done" }, "a nil result: done, no result")
+end)
+
 test("an error raised in a continuation fails its task with a traceback", function()
   local t = task.resolved(1):next(function() error("inside") end)
   local ok, e = pcall(t.await, t)

@@ -201,6 +201,12 @@ local function continue_from_fields(t)
     else
       adopt(t2, v)
     end
+  elseif not t2[CB] and t2.state == "pending" then
+    -- resolve(t2, v) for a task nothing waits on yet (the usual continuation task), inline;
+    -- the callback may have settled t2 itself (a cancel): resolve below leaves it so
+    t2.state = "done"
+    if v ~= nil then t2.result = v end
+    if t2[OCFN] then t2[OCFN], t2[OCARG] = false, nil end
   else
     resolve(t2, v)
   end
