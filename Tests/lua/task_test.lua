@@ -43,6 +43,29 @@ test("a continuation's task settled by its own callback stays as the callback le
   eq({ t3:await(), t3.state }, { nil, "done" }, "a nil result: done, no result")
 end)
 
+test("user coroutines: every result and hole kept, errors raised, host awaits passed through", function()
+  -- coroutine.resume and coroutine.wrap are the prelude's (runtime.lua): they hand results on as
+  -- arguments, and wait for a host await made inside before resuming the coroutine again.
+  local co = coroutine.create(function(a, b)
+    local x, y, z = coroutine.yield(a, nil, b, nil)
+    task.sleep(0.01)                                   -- a host await inside the user coroutine
+    local n = select("#", coroutine.yield(x, y, z))
+    return n, nil
+  end)
+  eq(table.pack(coroutine.resume(co, 1, 2)), { true, 1, nil, 2, nil, n = 5 }, "first yield, holes kept")
+  eq(table.pack(coroutine.resume(co, "x", nil, "z")), { true, "x", nil, "z", n = 4 }, "after the await")
+  eq(table.pack(coroutine.resume(co, nil, nil)), { true, 2, nil, n = 3 }, "the return values")
+  eq(table.pack(coroutine.resume(co)), { false, "cannot resume dead coroutine", n = 2 }, "a dead coroutine")
+  local gen = coroutine.wrap(function() for i = 1, 3 do coroutine.yield(i, i * 10) end error("done here", 0) end)
+  eq({ gen() }, { 1, 10 }, "wrap: values")
+  gen() gen()
+  local ok, e = pcall(gen)
+  eq({ ok, e }, { false, "done here" }, "wrap: the coroutine's error raised as it was")
+  local err_table = setmetatable({}, { __tostring = function() return "an error object" end })
+  local ok2, e2 = pcall(coroutine.wrap(function() error(err_table) end))
+  eq({ ok2, e2 == err_table }, { false, true }, "an error value that is not a string: the same value")
+end)
+
 test("an error raised in a continuation fails its task with a traceback", function()
   local t = task.resolved(1):next(function() error("inside") end)
   local ok, e = pcall(t.await, t)

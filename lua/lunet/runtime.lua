@@ -130,24 +130,33 @@ end
 
 -- Coroutine functions that pass host awaits through user coroutines.
 local resume, status, create = coroutine.resume, coroutine.status, coroutine.create
-local pack, unpack = table.pack, table.unpack
 M.raw_resume = resume   -- the host drives its own coroutines with the unwrapped resume
 
-function M.resume(co, ...)
-  local r = pack(resume(co, ...))
-  while r[1] and r[2] == AWAIT and status(co) == "suspended" do
-    M.wait(r[3])
-    r = pack(resume(co))
+-- What resume(co, ...) gave, host awaits passed on: an await from inside `co` is waited for
+-- here and `co` resumed again; anything else is handed back as it came. The results travel as
+-- arguments, not in a table: table.pack and table.unpack on every resume made a generator loop
+-- (coroutine.wrap) ~6x slower than in a stock lua5.4.
+local function passed_on(co, ok, first, ...)
+  if ok and first == AWAIT and status(co) == "suspended" then
+    M.wait((...))
+    return passed_on(co, resume(co))
   end
-  return unpack(r, 1, r.n)
+  return ok, first, ...
+end
+
+function M.resume(co, ...)
+  return passed_on(co, resume(co, ...))
+end
+
+local function unwrapped(ok, ...)
+  if ok then return ... end
+  error((...), 0)
 end
 
 function M.wrap(f)
   local co = create(f)
   return function(...)
-    local r = pack(M.resume(co, ...))
-    if r[1] then return unpack(r, 2, r.n) end
-    error(r[2], 0)
+    return unwrapped(passed_on(co, resume(co, ...)))
   end
 end
 
