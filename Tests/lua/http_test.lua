@@ -249,6 +249,23 @@ h.done()
 -- A plain request's response starts with its status; reason, url, http_version and elapsed are
 -- fetched together at the first use of any (response.plain). Each must still be the response's
 -- own, whichever is read first, and for responses read after others arrived.
+test("a session's request methods name a URL that is not a string, and a call without the colon", function()
+  -- A URL requested before skips the type check (http.lua: seen_urls holds only strings); any
+  -- other value still gets the argument error, from get and get_async alike.
+  local s = http.session{}
+  eq(s:get(NGINX .. "/small.txt").status, 200, "a URL requested, and so seen")
+  for _, bad in ipairs({ 42, {}, true }) do
+    for _, name in ipairs({ "get_async", "get" }) do
+      local ok, e = pcall(s[name], s, bad)
+      eq(ok, false, name .. " with a " .. type(bad))
+      truthy(tostring(e):find("URL string expected, got " .. type(bad), 1, true), tostring(e))
+    end
+  end
+  local ok, e = pcall(s.get_async, NGINX .. "/small.txt")
+  eq(ok, false, "s.get_async(url)")
+  truthy(tostring(e):find("session expected", 1, true), tostring(e))
+end)
+
 test("a plain request's continuations run once each, in the order attached, before what they queue", function()
   local s = http.session{}
   local order = {}

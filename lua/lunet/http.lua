@@ -489,7 +489,8 @@ for _, verb in ipairs(VERBS) do
   local fname = verb
   Session[verb .. "_async"] = function(self, target, opts)
     if getmetatable(self) ~= Session then errors.argument(1, fname, "session expected (call it as session:" .. fname .. "(...))") end
-    if type(target) ~= "string" then errors.argument(1, fname, "URL string expected, got " .. type(target)) end
+    -- A URL requested before is a string (seen_urls holds only those): no type() call for it.
+    if not seen_urls[target] and type(target) ~= "string" then errors.argument(1, fname, "URL string expected, got " .. type(target)) end
     if opts == nil then
       -- A request without options: the session's stages, or the plain path when it has none
       -- (pipeline_of and remember_url with their common case inline: calls less a request).
@@ -516,7 +517,7 @@ for _, verb in ipairs(VERBS) do
     -- A plain GET or HEAD on the plain path may be answered from the session's cache in the
     -- call that sends it: no task, no transfer, no turn of the loop. Anything else (a miss, a
     -- stale entry) is on its way in the same call, prepared and looked up once.
-    if at_once and opts == nil and type(target) == "string" and getmetatable(self) == Session then
+    if at_once and opts == nil and (seen_urls[target] or type(target) == "string") and getmetatable(self) == Session then
       local send   -- pipeline_of(self), its common case inline
       if self._pipeline_epoch == recording_epoch then send = self._pipeline else send = pipeline_of(self) end
       if not send then

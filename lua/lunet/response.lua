@@ -41,7 +41,14 @@ end
 
 -- A response has no __newindex: a field set on it goes in as rawset would put it, without a
 -- call to rawset (a C function: a call more on every first read of a lazy field).
+local response_body = core.response_body
 Response.__index = function(r, k)
+  -- The body, the field read most, without lazy.body's call.
+  if k == "body" then
+    local v = response_body(r._raw)
+    r.body = v
+    return v
+  end
   local m = Response[k]
   if m ~= nil then return m end
   local f = lazy[k]

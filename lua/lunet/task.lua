@@ -285,8 +285,13 @@ end
 
 --- Waits for the task: its result, or raises its error (a `cancelled` error when cancelled).
 local wait = runtime.wait
+local yield, isyieldable = coroutine.yield, coroutine.isyieldable
 function Task:await()
-  if self.state == "pending" then wait(self) end
+  if self.state == "pending" then
+    -- runtime.wait(self), its usual case inline (a host coroutine yields to its driver, which
+    -- resumes it once the task has settled): a Lua call less every await.
+    if isyieldable() then yield(AWAIT, self) else wait(self) end
+  end
   if not self[OBSERVED] then self[OBSERVED] = true; if self.state == "failed" then unobserved[self] = nil end end   -- observe(self)
   if self.state == "done" then return self.result end
   error(self.error, 0)
