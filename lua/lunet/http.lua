@@ -490,13 +490,14 @@ for _, verb in ipairs(VERBS) do
   Session[verb .. "_async"] = function(self, target, opts)
     if getmetatable(self) ~= Session then errors.argument(1, fname, "session expected (call it as session:" .. fname .. "(...))") end
     -- A URL requested before is a string (seen_urls holds only those): no type() call for it.
-    if not seen_urls[target] and type(target) ~= "string" then errors.argument(1, fname, "URL string expected, got " .. type(target)) end
+    local seen = seen_urls[target]
+    if not seen and type(target) ~= "string" then errors.argument(1, fname, "URL string expected, got " .. type(target)) end
     if opts == nil then
       -- A request without options: the session's stages, or the plain path when it has none
       -- (pipeline_of and remember_url with their common case inline: calls less a request).
       local send
       if self._pipeline_epoch == recording_epoch then send = self._pipeline else send = pipeline_of(self) end
-      if not seen_urls[target] then remember_url(target) end
+      if not seen then remember_url(target) end
       if not send then
         -- attempt_plain(self, METHOD, target), inline: a Lua call less a request.
         local t = setmetatable({ false, false, false, false, core_cancel, false, false, state = "pending", url = target, result = nil }, Task)
