@@ -295,8 +295,8 @@ public final class EventLoop {
             // `running` until it is released.
             var owner: UnsafeMutableRawPointer?
             _ = lunet_easy_getinfo_ptr(h, CURLINFO_PRIVATE, &owner)
-            guard let owner, let running = Unmanaged<EasyHandle>.fromOpaque(owner).takeUnretainedValue().transfer,
-                  let t = self.running[running.takeUnretainedValue().runningKey], t.easy == h, let handle = t.handle else { continue }
+            guard let owner, let onHandle = Unmanaged<EasyHandle>.fromOpaque(owner).takeUnretainedValue().transfer,
+                  let t = running[onHandle.takeUnretainedValue().runningKey], t.easy == h, let handle = t.handle else { continue }
             let result: Result<HTTPResponse, LunetError>
             if code != CURLE_OK {
                 result = .failure(t.error(for: code))
