@@ -183,7 +183,6 @@ public final class EventLoop {
             h.forgetOptions()
             h.transfer = nil
             idleHandles.append(h)
-            t.easy = nil
             t.handle = nil
             return fail(t, problem)
         }
@@ -256,7 +255,6 @@ public final class EventLoop {
     private func release(_ t: Transfer, _ handle: EasyHandle, keeping profile: Transfer.Profile?) {
         running.remove(t.runningKey)
         t.runningKey = -1
-        t.easy = nil
         t.handle = nil
         handle.transfer = nil
         let h = handle.raw
@@ -296,7 +294,7 @@ public final class EventLoop {
             var owner: UnsafeMutableRawPointer?
             _ = lunet_easy_getinfo_ptr(h, CURLINFO_PRIVATE, &owner)
             guard let owner, let onHandle = Unmanaged<EasyHandle>.fromOpaque(owner).takeUnretainedValue().transfer,
-                  let t = running[onHandle.takeUnretainedValue().runningKey], t.easy == h, let handle = t.handle else { continue }
+                  let t = running[onHandle.takeUnretainedValue().runningKey], let handle = t.handle, handle.raw == h else { continue }
             let result: Result<HTTPResponse, LunetError>
             if code != CURLE_OK {
                 result = .failure(t.error(for: code))

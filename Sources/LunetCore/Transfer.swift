@@ -12,9 +12,11 @@ public final class Transfer {
     /// Set by Lua bindings and Swift callers alike; any object to keep alive with the transfer.
     public var userInfo: AnyObject?
 
-    var easy: UnsafeMutableRawPointer?
-    /// The loop's handle the transfer runs on (its `easy`, with what curl keeps by pointer).
+    /// The loop's handle the transfer runs on, with what curl keeps by pointer (nil before it
+    /// starts and once it is released).
     var handle: EasyHandle?
+    /// Its curl easy handle.
+    var easy: UnsafeMutableRawPointer? { handle?.raw }
     /// Its key in the loop's table of running transfers (-1: not running).
     var runningKey = -1
     /// The profile the loop started this transfer's handle with (nil: its handle is reset after).
@@ -169,7 +171,6 @@ public final class Transfer {
     /// from the weak `self.loop` (an atomic load each time).
     func configure(_ handle: EasyHandle, reusing: Bool = false, on loop: EventLoop) -> LunetError? {
         let h = handle.raw
-        easy = h
         self.handle = handle
         handle.transfer = Unmanaged.passUnretained(self)
         let hadURL = handle.url, hadList = handle.headerList

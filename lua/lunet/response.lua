@@ -11,7 +11,6 @@ Response.__name = "lunet.Response"
 local M = { Response = Response }
 
 local lazy = {}
-function lazy.body(r) return core.response_body(r._raw) end
 function lazy.text(r) return core.response_text(r._raw) end
 function lazy.json(r) return core.response_json(r._raw) end
 function lazy.headers(r) return headers.from_flat(core.response_headers(r._raw)) end
@@ -43,7 +42,7 @@ end
 -- call to rawset (a C function: a call more on every first read of a lazy field).
 local response_body = core.response_body
 Response.__index = function(r, k)
-  -- The body, the field read most, without lazy.body's call.
+  -- The body, the field read most, fetched here rather than through `lazy` (a call less).
   if k == "body" then
     local v = response_body(r._raw)
     r.body = v
