@@ -81,6 +81,27 @@ function H.run(cmd)
   return code, (out:gsub("__exit=%d+%s*$", ""))
 end
 
+--- os.tmpname() (a new, empty file /tmp/lua_XXXXXX), remembered: H.remove_temps() removes it and
+--- whatever a test made from it (a directory in its place, path .. ".lua", ".part", ...). H.script,
+--- H.temp_file and H.fresh_cache use it too. A file that makes temporary files registers, at its top,
+---   h.cleanup(after_all, h.remove_temps)
+--- so they go at the end of the file, whether its tests passed or failed.
+H.temps = {}
+function H.tmpname()
+  local path = os.tmpname()
+  H.temps[#H.temps + 1] = path
+  return path
+end
+
+function H.remove_temps()
+  for _, path in ipairs(H.temps) do
+    -- The names os.tmpname makes are all as long, so path* is this path and names made from it.
+    assert(path:match("^/.*[^/]$"), "not a temporary file's path: " .. path)
+    os.execute("rm -rf '" .. path:gsub("'", "'\\''") .. "'*")
+  end
+  H.temps = {}
+end
+
 --- The lunet binary running this test.
 function H.lunet()
   local i = -1
@@ -90,7 +111,7 @@ end
 
 --- Writes `text` to a new temporary file whose name ends with `suffix` (".lua" if none); its path.
 function H.script(text, suffix)
-  local path = os.tmpname() .. (suffix or ".lua")
+  local path = H.tmpname() .. (suffix or ".lua")
   local f = assert(io.open(path, "w"))
   f:write(text)
   f:close()
@@ -106,16 +127,16 @@ function H.read_file(path)
   return s
 end
 
---- A file's length in bytes (its apparent size), or nil when there is none.
 --- A new temporary file holding `content`; its path.
 function H.temp_file(content)
-  local path = os.tmpname()
+  local path = H.tmpname()
   local f = assert(io.open(path, "wb"))
   f:write(content)
   f:close()
   return path
 end
 
+--- A file's length in bytes (its apparent size), or nil when there is none.
 function H.file_size(path)
   local f = io.open(path, "rb")
   if not f then return nil end
@@ -176,7 +197,7 @@ end
 --- removes every directory made so.
 function H.fresh_cache(opts)
   if not H.cache_prefix then
-    H.cache_prefix = os.tmpname()
+    H.cache_prefix = H.tmpname()
     os.remove(H.cache_prefix)
   end
   opts = opts or {}
