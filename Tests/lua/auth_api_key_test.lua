@@ -3,6 +3,7 @@
 -- and HAR recordings even under a name lunet.secrets would not take for a credential's.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy, fails = h.eq, h.truthy, h.fails
 local secrets = require "lunet.secrets"
 
@@ -11,7 +12,7 @@ local BASE = "http://127.0.0.1:" .. port
 h.cleanup(after_all, function() h.stop_server(server, pid) end)
 
 local function har_of(fn)
-  local path = os.tmpname()
+  local path = h.tmpname()
   local rec = http.record(path)
   fn()
   rec.stop()

@@ -2,6 +2,7 @@
 -- with a session file), against scripts/auth_server.py; secrets masked in -v, --offline, --curl.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local LUNET = h.lunet()
 
@@ -12,7 +13,7 @@ h.cleanup(after_all, function() h.stop_server(server, pid) end)
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 -- Runs lunet with these arguments (stdin from /dev/null): exit status, stdout, stderr.
 local function lunet(line, env)
-  local err = os.tmpname()
+  local err = h.tmpname()
   local p = io.popen((env or "") .. " " .. LUNET .. " " .. line .. " </dev/null 2>" .. err .. "; echo \"__exit=$?\"")
   local out = p:read("a")
   p:close()
@@ -63,7 +64,7 @@ test("-A ntlm and -A negotiate", function()
 end)
 
 test("-A oauth2 takes the client settings from a session file; the token is not written to it", function()
-  local path = os.tmpname()
+  local path = h.tmpname()
   local f = assert(io.open(path, "w"))
   f:write(json.encode({ lunet_session = 1, auth = { oauth2 = { token_url = BASE .. "/oauth/token", client_id = "cli",
     client_secret = "cli-secret" } } }))

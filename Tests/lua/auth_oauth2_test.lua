@@ -4,6 +4,7 @@
 -- scripts/auth_server.py is the token endpoint and the resource; its /oauth/stats counts.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy, fails = h.eq, h.truthy, h.fails
 
 local server, pid, port = h.start_server("auth_server.py")
@@ -113,7 +114,7 @@ test("fetch_token: any function that returns a token and its lifetime, called on
   local failing = http.session{ auth = { fetch_token = function() error("no vault today") end } }
   local e = fails("auth", function() failing:get(BASE .. "/oauth/resource") end, "a failing fetch_token")
   truthy(tostring(e):find("no vault today", 1, true), tostring(e))
-  local path = os.tmpname()
+  local path = h.tmpname()
   s:save(path)
   truthy(not h.read_file(path):find("auth", 1, true), "a session file cannot keep a function: no auth in it")
   os.remove(path)
@@ -121,7 +122,7 @@ end)
 
 test("tokens are masked: r:curl(), HAR (which leaves the token exchange out); a request's own Authorization wins", function()
   local s = client("masked")
-  local path = os.tmpname()
+  local path = h.tmpname()
   local rec = http.record(path)
   local r = s:get("/oauth/resource")
   rec.stop()

@@ -3,6 +3,7 @@
 -- request it received. The verifier itself is first checked against AWS's published test suite.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy, fails = h.eq, h.truthy, h.fails
 
 local server, pid, port = h.start_server("auth_server.py")

@@ -2,6 +2,7 @@
 -- certificates (mutual TLS against the test nginx, which asks for one), and .netrc files.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy, fails = h.eq, h.truthy, h.fails
 
 local BIN = h.env("LUNET_HTTPBIN")

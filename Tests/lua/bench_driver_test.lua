@@ -4,6 +4,7 @@
 -- server, no build, no installs), its doc a scratch copy.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local LUNET = h.lunet()
 local ROOT = (debug.getinfo(1, "S").source:match("^@(.*/)Tests/lua/") or "./")

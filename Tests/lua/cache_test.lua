@@ -2,6 +2,7 @@
 -- what is revalidated, what is never stored, and what survives a process.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local _, eq, truthy, fails = h.test, h.eq, h.truthy, h.fails
 local BIN = h.env("LUNET_HTTPBIN")
 local NGINX = h.env("LUNET_NGINX")
@@ -105,7 +106,7 @@ end)
 
 test("the disk tier survives the process, and two processes can share it", function()
   local _, cache_dir = fresh_cache()
-  local script = os.tmpname()
+  local script = h.tmpname()
   io.open(script, "w"):write(string.format([[
     local s = http.session{ cache = http.cache{ dir = %q } }
     io.write(s:get(%q).cache)

@@ -3,6 +3,7 @@
 -- callback does, and the request resolves only after the last callback has returned.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local NGINX = h.env("LUNET_NGINX")
 local HTTPBIN = h.env("LUNET_HTTPBIN")
@@ -57,7 +58,7 @@ test("an on_chunk that makes a request of its own still gets the body exactly", 
 end)
 
 test("a waiting on_chunk of a download to a file: the file and the chunks both match", function()
-  local dest = os.tmpname()
+  local dest = h.tmpname()
   local c = collector(8, function() task.sleep(0.005) end)
   local r = http.download(NGINX .. "/chunks-20m.bin", dest, { on_chunk = c.on_chunk })
   c.mark_done()

@@ -1,11 +1,12 @@
 -- The command line, end to end: the built binary run as a user runs it.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local _, eq, truthy = h.test, h.eq, h.truthy
 local LUNET = h.lunet()
 
 local function script(text)
-  local path = os.tmpname() .. ".lua"
+  local path = h.tmpname() .. ".lua"
   local f = assert(io.open(path, "w"))
   f:write(text)
   f:close()
@@ -62,7 +63,7 @@ end)
 
 -- lua5.4 parity: the same command line through lua5.4 and lunet prints the same.
 local function both(line, env)
-  local dir = os.tmpname()
+  local dir = h.tmpname()
   os.remove(dir)
   os.execute("mkdir -p " .. dir)
   local f = assert(io.open(dir .. "/mymod.lua", "w"))
@@ -173,7 +174,7 @@ test("a failure nobody awaited is reported at the end, and the exit status is 1"
 end)
 
 test("lunet --har FILE script.lua records the run as HAR 1.2, secrets masked", function()
-  local har_path = os.tmpname()
+  local har_path = h.tmpname()
   local s = script(string.format([[
     http.get(%q, { headers = { Authorization = "Bearer secret-token" } })
     pcall(http.get, "http://127.0.0.1:1/")

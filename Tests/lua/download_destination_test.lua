@@ -3,12 +3,13 @@
 -- part files behind.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local NGINX = h.env("LUNET_NGINX")
 local WWW = h.env("LUNET_NGINX_WWW")
 local LOG = h.env("LUNET_NGINX_LOG")
 
-local work = os.tmpname()
+local work = h.tmpname()
 os.remove(work)
 os.execute("mkdir -p " .. work .. "/dir")
 h.run("head -c 4194304 /dev/urandom > " .. WWW .. "/dest4m.bin")

@@ -3,6 +3,7 @@
 -- tail after the file's length); a record that cannot be trusted starts again from zero.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local NGINX = h.env("LUNET_NGINX")
 local WWW = h.env("LUNET_NGINX_WWW")
@@ -10,7 +11,7 @@ local LOG = h.env("LUNET_NGINX_LOG")
 local LUNET = h.lunet()
 
 local MB = 1024 * 1024
-local work = os.tmpname()
+local work = h.tmpname()
 os.remove(work)
 os.execute("mkdir -p " .. work)
 

@@ -2,6 +2,7 @@
 -- files, servers without ranges, parallel segments, checksums, uploads, a full disk.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local _, eq, truthy, fails = h.test, h.eq, h.truthy, h.fails
 local NGINX = h.env("LUNET_NGINX")
 local WWW = h.env("LUNET_NGINX_WWW")
@@ -9,7 +10,7 @@ local LOG = h.env("LUNET_NGINX_LOG")
 local UPLOADS = h.env("LUNET_NGINX_UPLOADS")
 local LUNET = h.lunet()
 
-local work = os.tmpname()
+local work = h.tmpname()
 os.remove(work)
 os.execute("mkdir -p " .. work)
 

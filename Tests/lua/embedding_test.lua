@@ -2,6 +2,7 @@
 -- tool that embeds the library. Both built by `swift build`, run here as subprocesses.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local _, eq, truthy = h.test, h.eq, h.truthy
 local BIN = h.env("LUNET_HTTPBIN")
 local function absolute(path)
@@ -11,7 +12,7 @@ end
 local build = absolute(h.lunet()):match("^(.*)/[^/]*$")
 local root = (debug.getinfo(1, "S").source:match("^@(.*/)Tests/lua/") or "./")
 
-local moddir = os.tmpname()
+local moddir = h.tmpname()
 os.remove(moddir)
 os.execute("mkdir -p " .. moddir .. " && ln -sf " .. build .. "/libLunetLuaModule.so " .. moddir .. "/lunet.so")
 -- Under scripts/sanitize lunet.so is built with a sanitizer, whose runtime a stock lua5.4 does
@@ -38,7 +39,7 @@ end)
 
 test("module mode reads and writes no undeclared global and leaves coroutine alone", function()
   -- A strict _G: any read or write of a name that was not there before lunet loaded is an error.
-  local har = os.tmpname()
+  local har = h.tmpname()
   local code, out = h.run(LUA .. " -e '" .. [[
     local resume, wrap = coroutine.resume, coroutine.wrap
     setmetatable(_G, {
@@ -75,7 +76,7 @@ test("the module is not linked against its own Lua runtime and stays loaded", fu
 end)
 
 test("the example Swift tool embeds lunet and exposes a Swift function to its scripts", function()
-  local script = os.tmpname()
+  local script = h.tmpname()
   io.open(script, "w"):write([[
     local ok, e = pcall(tool.stamp, {})
     io.write(tool.stamp("hello"), " ", e.kind, " ", http.get(os.getenv("LUNET_HTTPBIN") .. "/status/204").status)

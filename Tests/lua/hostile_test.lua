@@ -5,6 +5,7 @@
 local RUNNER = test ~= nil   -- under `lunet test` (its print() already writes TAP comments)
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy, fails = h.eq, h.truthy, h.fails
 
 local BIN = h.env("LUNET_HTTPBIN")
@@ -142,7 +143,7 @@ end)
 
 --- Runs `code` as a script in a child lunet (bounded by `limit` seconds); exit code, output, seconds.
 local function child(code, limit)
-  local base = os.tmpname()
+  local base = h.tmpname()
   local path = base .. ".lua"
   local f = assert(io.open(path, "w"))
   f:write(code)

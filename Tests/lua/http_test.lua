@@ -1,6 +1,7 @@
 -- http and sessions against httpbin and nginx on loopback (started by scripts/test).
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local _, eq, truthy, fails = h.test, h.eq, h.truthy, h.fails
 
 local BIN = h.env("LUNET_HTTPBIN")
@@ -154,9 +155,9 @@ test("cookies set by the server are sent back in the session", function()
 end)
 
 test("a cookie file is saved at the end, read by curl, and loaded again", function()
-  local file = os.tmpname()
+  local file = h.tmpname()
   os.remove(file)
-  local script = os.tmpname()
+  local script = h.tmpname()
   local f = io.open(script, "w")
   f:write(string.format([[
     local s = http.session{ cookies = %q }
@@ -221,7 +222,7 @@ test("a host that does not resolve gives kind dns (in a loopback-only namespace)
   local ns = "lunet-dns-" .. tostring(os.time()) .. tostring(math.random(1000))
   local code = h.run("ip netns add " .. ns)
   truthy(code == 0, "ip netns add works")
-  local script = os.tmpname()
+  local script = h.tmpname()
   local f = io.open(script, "w")
   f:write([[local ok, e = pcall(http.get, "http://no-such-host.invalid/")
 io.write(e.kind)]])

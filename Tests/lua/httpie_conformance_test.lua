@@ -7,12 +7,13 @@
 --   values, so JSON bodies are compared as JSON.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq = h.eq
 local LUNET = h.lunet()
 local BIN = h.env("LUNET_HTTPBIN")
 local PORT = BIN:match(":(%d+)$")
 
-local dir = os.tmpname()
+local dir = h.tmpname()
 os.remove(dir)
 os.execute("mkdir -p " .. dir)
 h.cleanup(after_all, function() os.execute("rm -rf " .. dir) end)

@@ -5,6 +5,7 @@
 -- release build here would take minutes.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local args = require "lunet.cli.args"
 
@@ -22,7 +23,7 @@ local LUNET = absolute(h.lunet())
 local ENV = "LUNET_INSTALL_BINARY=" .. q(LUNET) ..
   " LUNET_INSTALL_MODULE=" .. q(LUNET:match("^(.*)/[^/]*$") .. "/libLunetLuaModule.so") .. " "
 
-local work = os.tmpname()
+local work = h.tmpname()
 os.remove(work)
 sh("mkdir -p " .. work)
 h.cleanup(after_all, function() os.execute("rm -rf " .. q(work)) end)

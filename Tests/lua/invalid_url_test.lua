@@ -2,6 +2,7 @@
 -- of a base_url the user did not set (from Lua and from the one-shot command line).
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local LUNET = h.lunet()
 
@@ -11,7 +12,7 @@ test("http.get, http.download and http.websocket with a relative URL: not absolu
   for _, call in ipairs({
     function() return http.get("notaurl") end,
     function() return http.post("/get", { json = {} }) end,
-    function() return http.download("notaurl/file", os.tmpname()) end,
+    function() return http.download("notaurl/file", h.tmpname()) end,
     function() return http.websocket("notaurl") end,
   }) do
     local e = h.fails("argument", call)

@@ -2,13 +2,14 @@
 -- terminal unless NO_COLOR, and a password asked for without echo.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local LUNET = h.lunet()
 if not LUNET:find("^/") then LUNET = os.getenv("PWD") .. "/" .. LUNET end
 local BIN = h.env("LUNET_HTTPBIN")
 local pretty = require "lunet.pretty"
 
-local dir = os.tmpname()
+local dir = h.tmpname()
 os.remove(dir)
 os.execute("mkdir -p " .. dir)
 local terminal = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "terminal.lua")

@@ -2,6 +2,7 @@
 -- request they build (pure, lua/lunet/cli/*), then the binary end to end against httpbin.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local LUNET = h.lunet()
 if not LUNET:find("^/") then LUNET = os.getenv("PWD") .. "/" .. LUNET end   -- some tests cd first
@@ -19,7 +20,7 @@ end
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 -- Runs lunet with these arguments, standard input from /dev/null; exit status, stdout, stderr.
 local function lunet(line, env)
-  local err = os.tmpname()
+  local err = h.tmpname()
   local p = io.popen((env or "") .. " " .. LUNET .. " " .. line .. " </dev/null 2>" .. err .. "; echo \"__exit=$?\"")
   local out = p:read("a")
   p:close()
@@ -153,7 +154,7 @@ test("POST data: JSON by default, --form, uploads; the method follows the data",
   code, out = lunet("--form " .. q(BIN .. "/anything") .. " a=1 b=2")
   j = json.decode(out)
   eq({ j.method, j.form.a, j.form.b }, { "POST", "1", "2" }, "form")
-  local path = os.tmpname()
+  local path = h.tmpname()
   write_file(path, "uploaded bytes\n")
   code, out = lunet("-f PUT " .. q(BIN .. "/anything") .. " title=x doc@" .. path)
   j = json.decode(out)
@@ -198,12 +199,12 @@ test("--check-status: 3, 4, 5 by status class, 0 without it; 2 for a timeout; 6 
 end)
 
 test("-o FILE writes the body; -d downloads with the engine and -c resumes", function()
-  local path = os.tmpname()
+  local path = h.tmpname()
   local code = lunet("-o " .. path .. " " .. q(BIN .. "/bytes/3000?seed=1"))
   eq(code, 0, "exit")
   eq(#h.read_file(path), 3000, "the body in the file")
   os.remove(path)
-  local dir = os.tmpname()
+  local dir = h.tmpname()
   os.remove(dir)
   os.execute("mkdir -p " .. dir)
   local NGINX = h.env("LUNET_NGINX")
@@ -228,7 +229,7 @@ test("-d names the file from Content-Disposition (filename* first), never outsid
   eq(cd.from_content_disposition("inline"), nil, "no filename")
   eq(cd.from_content_disposition('attachment; filename="a\1b"'), "ab", "a control character goes")
 
-  local dir = os.tmpname()
+  local dir = h.tmpname()
   os.remove(dir)
   os.execute("mkdir -p " .. dir)
   local url = BIN .. "/response-headers?Content-Disposition=" .. require("lunet.url").encode('attachment; filename="../report.json"')
@@ -257,7 +258,7 @@ test("usage errors exit 2 and name the mistake", function()
 end)
 
 test("a file that exists is a script, even if it is named like a method", function()
-  local dir = os.tmpname()
+  local dir = h.tmpname()
   os.remove(dir)
   os.execute("mkdir -p " .. dir)
   write_file(dir .. "/GET", 'print("script ran", ...)')
@@ -292,7 +293,7 @@ test("--cert, --cert-key, --cert-key-pass: a client certificate for the TLS serv
 end)
 
 test(".netrc gives credentials (NETRC names the file) unless --auth or --ignore-netrc", function()
-  local netrc = os.tmpname()
+  local netrc = h.tmpname()
   write_file(netrc, "machine " .. BIN:match("^http://([^:/]+)") .. " login nu password np\n")
   local env = "NETRC=" .. q(netrc)
   eq(lunet("--check-status " .. q(BIN .. "/basic-auth/nu/np"), env), 0, "from the file")
@@ -303,7 +304,7 @@ test(".netrc gives credentials (NETRC names the file) unless --auth or --ignore-
 end)
 
 test("named sessions keep headers, auth and cookies between runs, 0600; read-only does not update", function()
-  local cfg = os.tmpname()
+  local cfg = h.tmpname()
   os.remove(cfg)
   local env = "XDG_CONFIG_HOME=" .. cfg
   eq(lunet("--session s1 -a user:passwd " .. q(BIN .. "/cookies/set?c1=v1") .. " X-Keep:kept", env), 0, "first run")
@@ -324,7 +325,7 @@ test("named sessions keep headers, auth and cookies between runs, 0600; read-onl
 end)
 
 test("--har records the exchange with secrets masked; --cache answers the second time from the cache", function()
-  local har = os.tmpname()
+  local har = h.tmpname()
   local code = lunet("--har " .. har .. " " .. q(BIN .. "/get") .. " 'Authorization:Bearer s3cr3t'")
   eq(code, 0, "exit")
   local j = json.decode(h.read_file(har))
@@ -333,7 +334,7 @@ test("--har records the exchange with secrets masked; --cache answers the second
     if field.name:lower() == "authorization" then truthy(not field.value:find("s3cr3t", 1, true), "the token is masked: " .. field.value) end
   end
   os.remove(har)
-  local cache = os.tmpname()
+  local cache = h.tmpname()
   os.remove(cache)
   local url = q(BIN .. "/cache/60")
   lunet("--cache " .. url, "XDG_CACHE_HOME=" .. cache)

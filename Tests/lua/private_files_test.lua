@@ -3,13 +3,14 @@
 -- the file, and the old jar stays as it was. Downloads keep the umask.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local LUNET = h.lunet()
 local HTTPBIN = h.env("LUNET_HTTPBIN")
 local NGINX = h.env("LUNET_NGINX")
 local WWW = h.env("LUNET_NGINX_WWW")
 
-local work = os.tmpname()
+local work = h.tmpname()
 os.remove(work)
 os.execute("mkdir -p " .. work)
 local function mode(path)

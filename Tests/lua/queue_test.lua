@@ -1,6 +1,7 @@
 -- Queues, batches, retries and waiting for the network, against real servers.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local _, eq, truthy, fails = h.test, h.eq, h.truthy, h.fails
 local BIN = h.env("LUNET_HTTPBIN")
 local HOSTILE = h.env("LUNET_HOSTILE")
@@ -118,7 +119,7 @@ end)
 
 test("wait_for_network: a request made offline is sent when a route appears (network namespace)", function()
   local ns = unique("lunet-net")
-  local dir = os.tmpname()
+  local dir = h.tmpname()
   os.remove(dir)
   os.execute("mkdir -p " .. dir)
   io.open(dir .. "/hello.txt", "w"):write("hello from the namespace\n"):close()

@@ -2,6 +2,7 @@
 -- 127.0.0.1:8080 when that port is free (as the tour says) and says where it is otherwise.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local LUNET = h.lunet()
 local BIN = h.env("LUNET_HTTPBIN")
@@ -18,7 +19,7 @@ local function here(text) return (text:gsub(TOUR_ADDRESS:gsub("%p", "%%%0"), (BI
 
 -- A scratch directory to run in: downloads land there, caches and sessions stay there.
 local function scratch()
-  local dir = os.tmpname()
+  local dir = h.tmpname()
   os.remove(dir)
   os.execute("mkdir -p " .. q(dir))
   return dir, "cd " .. q(dir) .. " && env HOME=" .. q(dir) .. " XDG_CACHE_HOME=" .. q(dir .. "/cache")
@@ -32,7 +33,7 @@ end)
 -- Starts scripts/test-servers in a directory of its own preferring `port`; its exit status,
 -- the URL of its httpbin and what it said on standard error. Stopped at once.
 local function servers_preferring(port)
-  local dir = os.tmpname()
+  local dir = h.tmpname()
   os.remove(dir)
   local err = dir .. ".err"
   local code = h.run("(LUNET_HTTPBIN_PORT=" .. port .. " " .. q(ROOT .. "scripts/test-servers") .. " start " .. q(dir)
@@ -51,7 +52,7 @@ test("scripts/test-servers puts httpbin on the port it prefers when free, and sa
   local code, url, said, answer = servers_preferring(port)
   eq({ code, url, answer }, { 0, "http://127.0.0.1:" .. port, "200" }, "httpbin on the free port it prefers\n" .. said)
   -- Another program listens there now (a child that lets go of the pipe h.run reads).
-  local pidfile = os.tmpname()
+  local pidfile = h.tmpname()
   h.run([[/usr/bin/python3 -c 'import os, socket, sys, time
 s = socket.socket(); s.bind(("127.0.0.1", ]] .. port .. [[)); s.listen()
 if os.fork(): sys.exit(0)

@@ -6,6 +6,7 @@
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local eq, truthy = h.eq, h.truthy
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 -- scripts/sanitize runs the test files with a sanitized debug build and builds no release
 -- binary: the link checks skip there, and the others run on the sanitized build.
 local link = h.sanitizer and { skip = "the release link is not what scripts/sanitize checks" } or {}

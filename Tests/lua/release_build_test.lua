@@ -4,10 +4,11 @@
 -- calls: no real build, no real package check.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local ROOT = (debug.getinfo(1, "S").source:match("^@(.*/)Tests/lua/") or "./")
 
-local work = os.tmpname()
+local work = h.tmpname()
 os.remove(work)
 local proj, bin, log = work .. "/proj", work .. "/bin", work .. "/calls"
 

@@ -1,13 +1,14 @@
 -- The prompt, end to end: piped input, and a real terminal under tmux (send-keys, capture-pane).
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local _, eq, truthy = h.test, h.eq, h.truthy
 local LUNET = h.lunet()
 local BIN = h.env("LUNET_HTTPBIN")
 local HOSTILE = h.env("LUNET_HOSTILE")
 
 local function shell_quote(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
-local state = os.tmpname()
+local state = h.tmpname()
 os.remove(state)
 os.execute("mkdir -p " .. state)
 
@@ -19,7 +20,7 @@ local function term(env)
 end
 
 test("piped lines: values, errors, multi-line chunks, .save writes a script that runs headless", function()
-  local saved = os.tmpname()
+  local saved = h.tmpname()
   local input = table.concat({ "a = 20", "a + 1", "error('boom')", "for i = 1, 2 do", "  print('i' .. i)", "end",
                                "b = a * 2", ".save " .. saved }, "\n") .. "\n"
   local code, out = h.run("printf %s " .. shell_quote(input) .. " | " .. LUNET)
@@ -37,7 +38,7 @@ end)
 
 -- The lines each print "P: ..." where the prompt and the saved script must agree.
 test("a saved prompt session replays what the prompt did, `_` included, headless", function()
-  local saved, lib = os.tmpname(), os.tmpname()
+  local saved, lib = h.tmpname(), h.tmpname()
   local f = io.open(lib, "w")
   f:write("loaded_value = 99\nreturn 5\n")
   f:close()
@@ -93,7 +94,7 @@ test(".save session NAME writes a named session that http.session{ name = NAME }
 end)
 
 test("lunet -i script.lua opens the prompt in the script's state", function()
-  local script = os.tmpname()
+  local script = h.tmpname()
   local f = io.open(script, "w")
   f:write("answer = 41\nfunction inc(x) return x + 1 end\n")
   f:close()
@@ -103,7 +104,7 @@ test("lunet -i script.lua opens the prompt in the script's state", function()
 end)
 
 test("dot-commands: .help, .vars, .load", function()
-  local lib = os.tmpname()
+  local lib = h.tmpname()
   local f = io.open(lib, "w")
   f:write("loaded_value = 99\n")
   f:close()

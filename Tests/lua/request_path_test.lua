@@ -4,6 +4,7 @@
 -- (core.session_counters). Counted, never timed.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local BIN = h.env("LUNET_HTTPBIN")
 local core = require "lunet.core"
@@ -85,7 +86,7 @@ test("a session composes its stages once, in order; none is the plain path", fun
   local s = http.session{ response = "json" }
   eq(table.concat(http._stages_of(s), ","), "validate+transport", "a response serializer is a stage")
   local plain = http.session{}
-  local har = os.tmpname()
+  local har = h.tmpname()
   local rec = http.record(har)
   eq(table.concat(http._stages_of(plain), ","), "record+transport", "recording adds a stage to every session")
   rec.stop()

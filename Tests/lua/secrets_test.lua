@@ -2,6 +2,7 @@
 -- r:curl(): credential-like names by what they contain, URL passwords, JSON fields.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local BIN = h.env("LUNET_HTTPBIN")
 local secrets = require "lunet.secrets"
@@ -34,7 +35,7 @@ local function header(list, name)
 end
 
 test("HAR: the Cookie header the jar sent is recorded (masked), and new credential names are masked", function()
-  local path = os.tmpname()
+  local path = h.tmpname()
   local s = http.session{ cookies = true }
   s:get(BIN .. "/cookies/set?sid=jar-cookie-value")          -- the jar now holds sid
   local rec = http.record(path)

@@ -1,6 +1,7 @@
 -- Request and response serializers, validation, charsets, custom serializers.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local _, eq, truthy, fails = h.test, h.eq, h.truthy, h.fails
 local BIN = h.env("LUNET_HTTPBIN")
 local NGINX = h.env("LUNET_NGINX")

@@ -2,6 +2,7 @@
 -- json, url, net, xml and protobuf load when a script first names them.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local LUNET = h.lunet()
 local HTTPBIN = h.env("LUNET_HTTPBIN")
@@ -60,7 +61,7 @@ test("a command line that will send starts opening libcurl before main (launch.c
     eq({ code, out }, { 0, "not mapped\n" }, "no preload for: " .. chunk)
   end
   -- The one-shot command line: a file named like a method is a script, and no preload starts.
-  local dir = os.tmpname() os.remove(dir) os.execute("mkdir -p " .. dir)
+  local dir = h.tmpname() os.remove(dir) os.execute("mkdir -p " .. dir)
   local f = assert(io.open(dir .. "/GET", "w"))
   f:write(CURL_MAPPED .. " require('lunet.core').curl_preload_wait() print(curl())\n") f:close()
   code, out = h.run("cd " .. dir .. " && " .. LUNET .. " GET")
@@ -87,7 +88,7 @@ end)
 test("a process that sent a request leaves with its status and all it wrote (libcurl's exit handlers skipped)", function()
   -- After libcurl loads, the lunet program leaves through its own exit handler (curl_loader.c):
   -- stdio must be flushed and the status kept on every way out.
-  local path, stdout = os.tmpname(), os.tmpname()
+  local path, stdout = h.tmpname(), h.tmpname()
   local big = "io.write(string.rep(\"x\", 100000)) "
   local cases = {
     { "", 0 }, { "os.exit(3)", 3 }, { "os.exit(true)", 0 }, { "os.exit(false)", 1 },

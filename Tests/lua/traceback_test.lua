@@ -3,6 +3,7 @@
 -- LUNET_TRACEBACK=full shows every frame.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local LUNET = h.lunet()
 local BIN = h.env("LUNET_HTTPBIN")

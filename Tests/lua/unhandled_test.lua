@@ -3,11 +3,12 @@
 -- LUNET_UNHANDLED=warn keeps the report and the status 0.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
+h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed
 local eq, truthy = h.eq, h.truthy
 local LUNET = h.lunet()
 
 local function run(code, env)
-  local path = os.tmpname()
+  local path = h.tmpname()
   local f = io.open(path, "w")
   f:write(code)
   f:close()
