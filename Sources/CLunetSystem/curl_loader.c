@@ -101,7 +101,7 @@ static int load_locked(void) {
             return -1;                                                                             \
         }                                                                                          \
     } while (0)
-    FIND(global_init, "curl_global_init");
+    FIND(global_init_mem, "curl_global_init_mem");
     FIND(version, "curl_version");
     FIND(version_info, "curl_version_info");
     FIND(easy_init, "curl_easy_init");
@@ -140,7 +140,10 @@ static int load_locked(void) {
     FIND(url_set, "curl_url_set");
     FIND(url_get, "curl_url_get");
 #undef FIND
-    CURLcode rc = api.global_init(CURL_GLOBAL_DEFAULT);
+    // With lunet's memory functions (curl_allocator.c); a libcurl the process initialised before
+    // (an embedding program's own use) keeps the ones it was given.
+    CURLcode rc = api.global_init_mem(CURL_GLOBAL_DEFAULT, lunet_curl_mem_malloc, lunet_curl_mem_free, lunet_curl_mem_realloc,
+                                      lunet_curl_mem_strdup, lunet_curl_mem_calloc);
     register_fast_exit();   // after the handlers curl_global_init registered, so before them at exit
     if (rc != CURLE_OK) {
         snprintf(load_error, sizeof load_error, "curl_global_init failed (%d)", (int)rc);

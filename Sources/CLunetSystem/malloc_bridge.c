@@ -15,3 +15,7 @@ void lunet_malloc_keep_heap_top(void) {
     mallopt(M_TRIM_THRESHOLD, 4 * 1024 * 1024);
     mallopt(M_TOP_PAD, 512 * 1024);
 }
+
+size_t lunet_malloc_usable_size(void *p) { return malloc_usable_size(p); }
+
+size_t lunet_malloc_in_use(void) { return mallinfo2().uordblks; }

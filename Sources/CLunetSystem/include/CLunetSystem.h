@@ -26,6 +26,10 @@ void lunet_malloc_no_fastbins(void);
 /// Lets the heap keep more free memory at its top, and maps 1 MB allocations and up on their
 /// own (mallopt M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD); the lunet executable says why.
 void lunet_malloc_keep_heap_top(void);
+/// glibc's malloc_usable_size and the bytes allocated in all its arenas (mallinfo2's
+/// uordblks), for tests.
+size_t lunet_malloc_usable_size(void *p);
+size_t lunet_malloc_in_use(void);
 
 // ---------------------------------------------------------------------------------------------
 // libcurl: opened with dlopen on first network use (curl_loader.c), never linked, and reached
@@ -33,7 +37,8 @@ void lunet_malloc_keep_heap_top(void);
 // here; the core does so before it makes its first handle.
 // ---------------------------------------------------------------------------------------------
 typedef struct {
-    CURLcode (*global_init)(long);
+    CURLcode (*global_init_mem)(long, curl_malloc_callback, curl_free_callback, curl_realloc_callback,
+                                curl_strdup_callback, curl_calloc_callback);
     char *(*version)(void);
     curl_version_info_data *(*version_info)(CURLversion);
     CURL *(*easy_init)(void);
@@ -93,6 +98,18 @@ void lunet_curl_preload_wait(void);
 const char *lunet_curl_accept_encodings(void);
 /// lunet_curl_load, or exit with the reason on standard error (for paths that cannot report).
 void lunet_curl_require(void);
+
+/// libcurl's memory functions (curl_allocator.c says why): glibc's, with each thread keeping
+/// freed blocks of up to 512 bytes for its next allocations of their size.
+void *lunet_curl_mem_malloc(size_t n);
+void lunet_curl_mem_free(void *p);
+void *lunet_curl_mem_realloc(void *p, size_t n);
+void *lunet_curl_mem_calloc(size_t count, size_t size);
+char *lunet_curl_mem_strdup(const char *s);
+/// The blocks (and their bytes) the calling thread keeps for libcurl now (for tests).
+void lunet_curl_mem_counts(size_t *blocks, size_t *bytes);
+/// 1 when freed blocks are kept; 0 in a build under AddressSanitizer, where nothing is.
+int lunet_curl_mem_keeps_blocks(void);
 
 static inline CURL *lunet_curl_easy_init(void) { return lunet_curl.easy_init(); }
 static inline void lunet_curl_easy_cleanup(CURL *h) { lunet_curl.easy_cleanup(h); }

@@ -1,0 +1,141 @@
+import Foundation
+import XCTest
+import CLunetSystem
+@testable import LunetCore
+
+/// libcurl's memory functions (curl_allocator.c): each thread keeps freed blocks for its next
+/// allocations of their size. Every block must still be a block of the size asked for, with the
+/// bytes it should have, and what a thread keeps must be bounded and given back when it ends.
+final class CurlAllocatorTests: XCTestCase {
+    var keepsBlocks: Bool { lunet_curl_mem_keeps_blocks() == 1 }
+
+    func kept() -> (blocks: Int, bytes: Int) {
+        var blocks = 0, bytes = 0
+        lunet_curl_mem_counts(&blocks, &bytes)
+        return (blocks, bytes)
+    }
+
+    func testAFreedBlockServesTheNextRequestOfItsSize() throws {
+        try XCTSkipUnless(keepsBlocks, "nothing is kept under AddressSanitizer")
+        for size in [1, 16, 17, 100, 1000, 1024, 1500, 16385, 60000] {
+            let p = lunet_curl_mem_malloc(size)!
+            lunet_curl_mem_free(p)
+            let q = lunet_curl_mem_malloc(size)!
+            XCTAssertEqual(q, p, "a block of \(size) bytes freed is the next one of that size")
+            lunet_curl_mem_free(q)
+        }
+    }
+
+    func testEveryBlockHasTheRoomAskedFor() {
+        // Blocks freed at one size serve other sizes of their class: each must still be as large
+        // as the request it is given for.
+        var blocks: [UnsafeMutableRawPointer] = []
+        for size in stride(from: 1, through: 70000, by: 37) {
+            let p = lunet_curl_mem_malloc(size)!
+            XCTAssertGreaterThanOrEqual(lunet_malloc_usable_size(p), size)
+            memset(p, 0xAB, size)
+            blocks.append(p)
+            if blocks.count == 8 { blocks.forEach { lunet_curl_mem_free($0) }; blocks.removeAll() }
+        }
+        blocks.forEach { lunet_curl_mem_free($0) }
+    }
+
+    func testCallocZeroesAKeptBlock() {
+        for size in [24, 200, 752, 1496, 5000] {
+            let dirty = lunet_curl_mem_malloc(size)!
+            memset(dirty, 0xFF, size)
+            lunet_curl_mem_free(dirty)
+            let p = lunet_curl_mem_calloc(1, size)!.assumingMemoryBound(to: UInt8.self)
+            XCTAssertTrue((0..<size).allSatisfy { p[$0] == 0 }, "calloc(\(size)) is all zeroes")
+            lunet_curl_mem_free(p)
+        }
+        XCTAssertNil(lunet_curl_mem_calloc(Int.max, 4), "a size that overflows is refused")
+    }
+
+    func testReallocKeepsTheBytesAsTheBlockGrowsAndShrinks() {
+        // libcurl's request buffer grows 32 -> 64 -> ... by realloc; past 64 KB glibc's realloc.
+        var size = 10
+        var p = lunet_curl_mem_malloc(size)!
+        for i in 0..<size { p.storeBytes(of: UInt8(i & 0xFF), toByteOffset: i, as: UInt8.self) }
+        for next in [32, 64, 128, 256, 1000, 1025, 4096, 16385, 65536, 70000, 200_000, 100, 3] {
+            p = lunet_curl_mem_realloc(p, next)!
+            let same = min(size, next)
+            XCTAssertTrue((0..<same).allSatisfy { p.load(fromByteOffset: $0, as: UInt8.self) == UInt8($0 & 0xFF) },
+                          "the first \(same) bytes survive a realloc to \(next)")
+            XCTAssertGreaterThanOrEqual(lunet_malloc_usable_size(p), next)
+            for i in same..<next { p.storeBytes(of: UInt8(i & 0xFF), toByteOffset: i, as: UInt8.self) }
+            size = next
+        }
+        lunet_curl_mem_free(p)
+        let s = lunet_curl_mem_strdup("lunet")!
+        XCTAssertEqual(String(cString: s), "lunet")
+        lunet_curl_mem_free(s)
+    }
+
+    func testWhatAThreadKeepsIsBounded() throws {
+        try XCTSkipUnless(keepsBlocks, "nothing is kept under AddressSanitizer")
+        // Ten thousand blocks of one size, then of every size up to 64 KB, all freed at once.
+        var blocks = (0..<10_000).map { _ in lunet_curl_mem_malloc(64)! }
+        blocks.forEach { lunet_curl_mem_free($0) }
+        XCTAssertLessThanOrEqual(kept().blocks, 128 + 8 * 128 + 65, "at most 128 of a size")
+        blocks = stride(from: 1, through: 65536, by: 13).map { lunet_curl_mem_malloc($0)! }
+        blocks.forEach { lunet_curl_mem_free($0) }
+        XCTAssertLessThanOrEqual(kept().bytes, 512 * 1024, "at most 512 KB in all")
+        XCTAssertGreaterThan(kept().bytes, 0)
+    }
+
+    func testAThreadGivesItsBlocksBackWhenItEnds() throws {
+        try XCTSkipUnless(keepsBlocks, "nothing is kept under AddressSanitizer")
+        // Twenty threads each keep up to 512 KB: kept for good, that is ~10 MB still allocated.
+        let before = lunet_malloc_in_use()
+        for _ in 0..<20 {
+            let done = DispatchSemaphore(value: 0)
+            let keptThere = KeptBytes()
+            let thread = Thread {
+                // 128 blocks of each small size: more than the 512 KB a thread keeps.
+                let blocks = (1...64).flatMap { k in (0..<128).map { _ in lunet_curl_mem_malloc(k * 16)! } }
+                blocks.forEach { lunet_curl_mem_free($0) }
+                var n = 0, bytes = 0
+                lunet_curl_mem_counts(&n, &bytes)
+                keptThere.value = bytes   // read after the semaphore: no race
+                done.signal()
+            }
+            thread.start()
+            done.wait()
+            while !thread.isFinished { usleep(1000) }
+            XCTAssertGreaterThan(keptThere.value, 448 * 1024, "the thread kept blocks")
+        }
+        let grown = Int(lunet_malloc_in_use()) - Int(before)
+        XCTAssertLessThan(grown, 2 * 1024 * 1024, "the threads' kept blocks were freed as they ended (grew \(grown) bytes)")
+    }
+
+    func testLibcurlAllocatesThroughIt() throws {
+        try XCTSkipUnless(keepsBlocks, "nothing is kept under AddressSanitizer")
+        // On a thread of its own, whose cache starts empty: a GET leaves libcurl's freed blocks
+        // in it only if libcurl was given these functions.
+        let url = httpbinURL() + "/get"
+        let outcome = KeptBytes(), status = KeptBytes()
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread {
+            let loop = EventLoop()
+            let session = Session(loop: loop)
+            var answered = 0
+            session.send(HTTPRequest(url: url)) { result in
+                if case .success(let r) = result { answered = r.status } else { answered = -1 }
+            }
+            loop.run { answered != 0 }
+            var n = 0, bytes = 0
+            lunet_curl_mem_counts(&n, &bytes)
+            outcome.value = n
+            status.value = answered
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        XCTAssertEqual(status.value, 200)
+        XCTAssertGreaterThan(outcome.value, 0, "libcurl's freed blocks are kept by the loop's thread")
+    }
+}
+
+/// A value a test thread hands back (read after its semaphore is signalled).
+private final class KeptBytes: @unchecked Sendable { var value = 0 }
