@@ -96,9 +96,8 @@ static inline large_list *large_list_of(size_t usable) {
 }
 
 #ifndef LUNET_ALLOCATOR_PLAIN
-// Keeps block p (usable size `usable`) for a later allocation; 0 when it is not kept. Out of
-// line: libcurl frees NULL more often than a block (Curl_safefree), and that test then comes
-// before any register is saved.
+// Keeps block p (usable size `usable`) for a later allocation; 0 when it is not kept. The whole
+// rule, out of line: lunet_curl_mem_free keeps a small block itself in the common case.
 __attribute__((noinline)) static int keep(void *p, size_t usable) {
     size_t k = usable / GRAIN;   // rounded down: a 24-byte block serves requests of up to 16
     if (k == 0 || usable > LARGE_MAX) return 0;
@@ -167,9 +166,19 @@ void *lunet_curl_mem_malloc(size_t n) {
 }
 
 void lunet_curl_mem_free(void *p) {
-    if (!p) return;
+    if (!p) return;   // libcurl frees NULL more often than a block (Curl_safefree)
 #ifndef LUNET_ALLOCATOR_PLAIN
-    if (keep(p, malloc_usable_size(p))) return;
+    size_t usable = malloc_usable_size(p), k = usable / GRAIN;
+    // A small block with room on its list: kept here, no call (keep() has every other case).
+    if (k - 1 < CLASSES - 1 && cache.registered == 1 && cache.count[k] < CACHED_PER_LIST &&
+        cache.bytes + k * GRAIN <= CACHED_BYTES) {
+        *(void **)p = cache.head[k];
+        cache.head[k] = p;
+        cache.count[k]++;
+        cache.bytes += k * GRAIN;
+        return;
+    }
+    if (keep(p, usable)) return;
 #endif
     free(p);
 }
