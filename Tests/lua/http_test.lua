@@ -301,3 +301,30 @@ test("a plain response's reason, url, version and elapsed are its own, whichever
   local r = s:get_async(missing_url):await()
   eq(string.format("%s %s %s", r.url, r.reason, r.http_version), missing_url .. " Not Found 1.1", "through get_async")
 end)
+
+test("a plain response starts with a small body and fetches a larger one when read, byte for byte", function()
+  local www = h.env("LUNET_NGINX_WWW")
+  local s = http.session{}
+  -- 4096 bytes is the most a plain response starts with (ResponseBinding.plainBodyLimit).
+  for _, n in ipairs({ 0, 1, 4096, 4097, 300000 }) do
+    local bytes = {}
+    for i = 1, n do bytes[i] = string.char((i * 7 + i // 256) % 256) end
+    local data = table.concat(bytes)
+    local name = "/plain-body-" .. n .. ".bin"
+    local f = assert(io.open(www .. name, "wb"))
+    f:write(data)
+    f:close()
+    for _, how in ipairs({ "get", "get_async" }) do
+      local r = how == "get" and s:get(NGINX .. name) or s:get_async(NGINX .. name):await()
+      eq(r.status, 200, how .. " " .. n)
+      if n <= 4096 then
+        eq(rawget(r, "body"), data, how .. ": " .. n .. " bytes came with the response")
+      else
+        eq(rawget(r, "body"), nil, how .. ": " .. n .. " bytes wait until they are read")
+      end
+      eq(#r.body, n, how .. " length")
+      truthy(r.body == data, how .. ": the " .. n .. " bytes read are the file's")
+    end
+    os.remove(www .. name)
+  end
+end)

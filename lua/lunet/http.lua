@@ -261,9 +261,9 @@ local PLAIN = setmetatable({}, { __newindex = function() error("PLAIN is read-on
 -- request table and no closure are made: core.send is given the request's task itself, and its
 -- completion goes to plain_completed, one function for every plain request. With `at_once`, a
 -- response the cache can give now comes back from the call itself (nil and the response): the
--- task made for it is then dropped. The completion (task, response, status) or (task, nil,
--- error) never runs during core.send; the rest of the response's head is fetched when asked
--- for (below).
+-- task made for it is then dropped. The completion (task, response, status, small body or nil)
+-- or (task, nil, error) never runs during core.send; the rest of the response's head is fetched
+-- when asked for (below).
 local Task, core_send, core_cancel = task.Task, core.send, core.cancel
 -- task.lua's slots, as literals: a constant index is an instruction's operand, a local's value
 -- one more register read (task.lua says what each slot holds).
@@ -272,12 +272,13 @@ assert(task._CB == CB and task._CBS == CBS and task._OCFN == OCFN and task._OCAR
 local resolve, reject = task._resolve, task._reject
 local new_response, Response = response.new, response.Response
 -- resolve and reject leave a settled (cancelled) task as it is. A plain response starts with
--- the core's response and its status; reason, url, http_version and elapsed are fetched at the
--- first use of one of them (response.lua). body and headers are named (nil) to size the table
--- for the fields read most: the first of them read goes in without the table growing.
-local function plain_completed(t, raw, status, first)
+-- the core's response, its status and its body when that is small (nil else: fetched when
+-- read); reason, url, http_version and elapsed are fetched at the first use of one of them
+-- (response.lua). headers is named (nil) to size the table for it: read, it goes in without
+-- the table growing.
+local function plain_completed(t, raw, status, body, first)
   if raw == nil then reject(t, status); return end
-  local r = setmetatable({ _raw = raw, status = status, body = nil, headers = nil }, Response)
+  local r = setmetatable({ _raw = raw, status = status, body = body, headers = nil }, Response)
   -- Resolved here rather than by task._resolve (a Lua call less a request): with nothing
   -- queued before it and one callback on the task, that callback is handed back to run next
   -- (runtime.delivering) instead of being queued. The cancel hook (core.cancel of the

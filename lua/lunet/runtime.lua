@@ -78,8 +78,8 @@ function M.deliver(fn, ...)
   busy = busy - 1
 end
 
---- `fn` made a delivery of its own: called from the loop with up to three values, it runs
---- fn(a, b, c, first) and then what fn queued, as `deliver(fn, a, b, c)` does, without passing
+--- `fn` made a delivery of its own: called from the loop with up to four values, it runs
+--- fn(a, b, c, d, first) and then what fn queued, as `deliver(fn, a, b, c, d)` does, without passing
 --- fn and a variable count of values through it (the plain request's completion: http.lua).
 --- `first` is true when nothing is queued: fn may then hand back a function and its argument
 --- to run at once, the first work it would have queued (http.lua's plain_completed), which runs
@@ -87,9 +87,9 @@ end
 --- deliver's, and run_queue's loop, on purpose: a shared helper would be a Lua call more on
 --- every completion.
 function M.delivering(fn)
-  return function(a, b, c)
+  return function(a, b, c, d)
     busy = busy + 1
-    local now, arg = fn(a, b, c, head > tail)
+    local now, arg = fn(a, b, c, d, head > tail)
     if now then now(arg) end
     while head <= tail do
       local i = head

@@ -20,7 +20,22 @@ enum ResponseBinding {
     }
 
     /// A plain request's response as its completion takes it (TransferBinding): the response
-    /// itself and its status only; the rest of the head waits for `head`. Returns the count, 2.
+    /// itself, its status, and its body when it is small (`plainBodyLimit`), nil else; the rest
+    /// of the head waits for `head`, a larger body for `body`. Returns the count, 3.
+    static func pushPlain(_ L: OpaquePointer, _ r: HTTPResponse) -> Int32 {
+        LuaUserdata.push(L, r, metatable: metatable)
+        let s = LuaStack(L)
+        s.push(r.status)
+        if r.body.count <= plainBodyLimit { s.push(r.body) } else { s.pushNil() }
+        return 3
+    }
+
+    /// The largest body a plain response starts with. Most scripts read the body of what they
+    /// asked for: a small one comes in the completion's call, where fetching it later was a
+    /// metamethod and a call into Swift; a larger one is copied into Lua only when it is read.
+    static let plainBodyLimit = 4096
+
+    /// The response itself and its status: how `push` starts. Returns the count, 2.
     static func pushStatus(_ L: OpaquePointer, _ r: HTTPResponse) -> Int32 {
         LuaUserdata.push(L, r, metatable: metatable)
         LuaStack(L).push(r.status)

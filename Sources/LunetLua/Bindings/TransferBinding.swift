@@ -20,7 +20,8 @@ enum TransferBinding {
     /// For a plain request argument 2 may be the request's task instead of a callback: the
     /// completion then goes to the function core.set_plain_completion named, with the task in
     /// place of the number (one function for all, no closure made per request), and a response
-    /// comes as the response and its status only: (task, response, status) or (task, nil, error).
+    /// comes as the response, its status and its body when small (ResponseBinding.pushPlain):
+    /// (task, response, status, body or nil) or (task, nil, error).
     static let send: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
@@ -215,9 +216,9 @@ enum TransferBinding {
                 if viaTask { lunet_getref(s.L, callback) } else { s.push(id) }
                 switch result {
                 case .success(let response):
-                    // A plain request's completion takes the status only (response.lua's
-                    // `plain`): the rest of the head is fetched if asked for.
-                    return 1 + (viaTask ? ResponseBinding.pushStatus(s.L, response) : ResponseBinding.push(s.L, response))
+                    // A plain request's completion takes the status and a small body only
+                    // (http.lua's plain_completed): the rest of the head is fetched if asked for.
+                    return 1 + (viaTask ? ResponseBinding.pushPlain(s.L, response) : ResponseBinding.push(s.L, response))
                 case .failure(let error):
                     s.pushNil()
                     LuaErrorObject.push(s.L, error)
