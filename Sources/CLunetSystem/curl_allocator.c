@@ -51,6 +51,7 @@ typedef struct {
     unsigned short count[CLASSES];
     large_list large[LARGE_LISTS];
     size_t bytes;                 // kept in all
+    unsigned next_evicted;        // the large list given up next when a new size needs one
     int registered;               // 1: the exit handler knows this thread's cache; -1: it ran
 } block_cache;
 
@@ -106,10 +107,19 @@ __attribute__((noinline)) static int keep(void *p, size_t usable) {
     large_list *list = NULL;
     if (k >= CLASSES) {
         list = large_list_of(usable);
-        if (!list) {   // a list of its own, if one is free
+        if (!list) {   // a list of its own: a free one, else the next in turn is given up
             for (int i = 0; i < LARGE_LISTS && !list; i++)
                 if (cache.large[i].count == 0) list = &cache.large[i];
-            if (!list) return 0;
+            if (!list) {
+                // Blocks of sizes asked for once (glibc may hand out a little more than asked)
+                // must not hold every list for good: the size freed now is as likely to come
+                // back as one kept before.
+                list = &cache.large[cache.next_evicted++ % LARGE_LISTS];
+                free_list(list->head);
+                cache.bytes -= list->count * list->size;
+                *list = (large_list){0, NULL, 0};
+                if (cache.bytes + kept > CACHED_BYTES) return 0;
+            }
             list->size = usable;
         }
         if (list->count >= CACHED_PER_LIST) return 0;

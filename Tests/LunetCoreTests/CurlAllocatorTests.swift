@@ -26,6 +26,40 @@ final class CurlAllocatorTests: XCTestCase {
         }
     }
 
+    func testSizesFreedOnceDoNotTakeEveryLargeListForGood() throws {
+        try XCTSkipUnless(keepsBlocks, "nothing is kept under AddressSanitizer")
+        // On a thread of its own (an empty cache): twenty large sizes freed once each (more than
+        // the eight lists), then the size libcurl frees with every request: it is still kept.
+        let keptIt = KeptBytes(), handedBack = KeptBytes(), usable = KeptBytes()
+        onFreshThread {
+            let once = (0..<20).map { lunet_curl_mem_malloc(2000 + $0 * 160)! }
+            once.forEach { lunet_curl_mem_free($0) }
+            let p = lunet_curl_mem_malloc(16385)!
+            usable.value = lunet_malloc_usable_size(p)
+            lunet_curl_mem_free(p)
+            // Taken from what the thread keeps, the next one of that size lowers its bytes by
+            // the block's size (glibc could hand the same address back itself).
+            var blocks = 0, before = 0, after = 0
+            lunet_curl_mem_counts(&blocks, &before)
+            let q = lunet_curl_mem_malloc(16385)!
+            lunet_curl_mem_counts(&blocks, &after)
+            keptIt.value = before - after
+            handedBack.value = q == p ? 1 : 0
+            lunet_curl_mem_free(q)
+        }
+        XCTAssertEqual(keptIt.value, usable.value, "a 16 KB block freed after them was kept")
+        XCTAssertEqual(handedBack.value, 1, "and handed back")
+    }
+
+    /// Runs `body` on a new thread and waits for it to end.
+    func onFreshThread(_ body: @escaping @Sendable () -> Void) {
+        let done = DispatchSemaphore(value: 0)
+        let thread = Thread { body(); done.signal() }
+        thread.start()
+        done.wait()
+        while !thread.isFinished { usleep(1000) }
+    }
+
     func testEveryBlockHasTheRoomAskedFor() {
         // Blocks freed at one size serve other sizes of their class: each must still be as large
         // as the request it is given for.
