@@ -1,18 +1,19 @@
 // libcurl's memory functions (curl_global_init_mem): glibc's malloc, with each thread keeping
-// recently freed small blocks for its next allocations of their size.
+// recently freed blocks for its next allocations of their size.
 //
-// Why: libcurl allocates and frees ~25 small blocks a request (its request buffer, header
-// strings, the response's header lines) and lunet's loop runs 64 requests at once. glibc's
-// per-thread cache holds 7 freed blocks of a size; past that, blocks go back to its bins and
-// come out of them through the general paths, which were ~5k of the ~96k instructions of a
-// request in the 64-concurrent benchmark and more of its time (cache misses). Here up to
-// CACHED_PER_CLASS blocks of each 16-byte size class wait on a list of the thread's own: a few
-// instructions each way. Every block is a glibc block (malloc'd for its class's full size), so a
-// block freed with free(), or by another thread, or reallocated, is still right.
+// Why: libcurl allocates and frees ~25 blocks a request (a 16 KB receive buffer, two zeroed
+// blocks of 752 and 1,496 bytes, header strings, its request buffer grown by realloc) and
+// lunet's loop runs 64 requests at once. glibc's per-thread cache holds 7 freed blocks of a
+// size; past that, blocks go back to its bins and come out of them through the general paths,
+// ~9k of the ~96k instructions of a request in the 64-concurrent benchmark, and more of its
+// time (cache misses). Here freed blocks wait on lists of the thread's own, CACHED_PER_LIST at
+// most: one for each 16-byte class up to SMALL_MAX, and LARGE_LISTS for blocks of one exact
+// size each up to LARGE_MAX. Every block is a glibc block (a small one malloc'd for its class's
+// whole size), so a block freed with free(), or on another thread, or reallocated, is right.
 //
 // What it costs: up to CACHED_BYTES of freed blocks per thread stay with that thread until it
-// allocates again or exits (a thread's blocks are freed when it ends). Under AddressSanitizer
-// nothing is kept, so that a use of a freed block is still caught (scripts/sanitize).
+// allocates again or ends (a thread's blocks are freed then). Under AddressSanitizer nothing is
+// kept, so that a use of a freed block is still caught (scripts/sanitize).
 #define _GNU_SOURCE
 #include "CLunetSystem.h"
 
