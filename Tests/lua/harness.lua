@@ -104,9 +104,19 @@ end
 
 --- The lunet binary running this test.
 function H.lunet()
+  if H.lunet_path then return H.lunet_path end
   local i = -1
   while arg[i - 1] do i = i - 1 end
-  return arg[i]
+  local path = arg[i]
+  -- A relative path (`.build/debug/lunet test ...` typed by hand) names nothing once a test's
+  -- command changes directory: made absolute from the directory the run started in.
+  if path:find("/", 1, true) and path:sub(1, 1) ~= "/" then
+    local p = assert(io.popen("pwd"))
+    path = p:read("l") .. "/" .. path
+    p:close()
+  end
+  H.lunet_path = path
+  return path
 end
 
 --- Writes `text` to a new temporary file whose name ends with `suffix` (".lua" if none); its path.
