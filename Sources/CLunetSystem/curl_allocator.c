@@ -87,8 +87,9 @@ static void release_cache(void *p) {
 static void make_exit_key(void) { (void)pthread_key_create(&exit_key, release_cache); }
 
 // The usable size glibc gives a request of n bytes (its chunk: n and an 8-byte header, in
-// 16-byte steps): a large block freed with that usable size serves the request. Only a lookup
-// key: a block is always filed under the size malloc_usable_size reports for it.
+// 16-byte steps): a large block freed with that usable size serves the request, and a large
+// block is allocated at that size. Only a lookup key: a block is always filed under the size
+// malloc_usable_size reports for it.
 static inline size_t large_usable(size_t n) { return ((n + 8 + 15) & ~(size_t)15) - 8; }
 
 static inline large_list *large_list_of(size_t usable) {
@@ -171,6 +172,9 @@ void *lunet_curl_mem_malloc(size_t n) {
             cache.bytes -= usable;
             return b;
         }
+        // Asked for at the size glibc would round it to: an allocator that gives exactly what
+        // is asked (a sanitizer's) then reports the same usable size when it is freed.
+        return malloc(usable);
     }
 #endif
     return malloc(n);
