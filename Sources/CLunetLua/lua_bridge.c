@@ -92,8 +92,6 @@ void lunet_set_noenv(lua_State *L) {
     lua_setfield(L, LUA_REGISTRYINDEX, "LUA_NOENV");   /* what lua.c's -E sets: package reads no env */
 }
 
-void lunet_gc_generational(lua_State *L) { lua_gc(L, LUA_GCGEN, 0, 0); }
-
 int lunet_openlibs(lua_State *L) {
     lua_pushcfunction(L, openlibs);
     return lua_pcall(L, 0, 0, 0);

@@ -91,12 +91,6 @@ public final class LuaHost {
         guard lunet_openlibs(L) == LUA_OK else { throw LunetError(.argument, "could not open Lua's standard libraries") }
         installPreloads()
         try requirePrelude(globals: true)
-        // Generational collection, as lua5.4 (lua.c) runs scripts: most of what a request makes
-        // (its tasks, its response, their strings) dies young, and a minor collection frees it
-        // without going over what lives on. The loop of 64 GETs at once: ~4% fewer
-        // instructions a request, ~7% less user time, a smaller heap (docs/architecture.md).
-        // A state someone else made (below) keeps the mode its maker chose.
-        lunet_gc_generational(L)
         loop.runDueWorkHandler = { [unowned self] in self.drain() }
     }
 

@@ -64,15 +64,6 @@ test("module mode reads and writes no undeclared global and leaves coroutine alo
   os.remove(har)
 end)
 
-test("lunet collects in generational mode, as lua5.4 does; require 'lunet' keeps its host's mode", function()
-  -- collectgarbage("incremental") answers the mode it replaces.
-  local code, out = h.run(h.lunet() .. " -e 'io.write(collectgarbage(\"incremental\"))'")
-  eq({ code, out }, { 0, "generational" }, "lunet's own state")
-  code, out = h.run(LUA .. " -e 'collectgarbage(\"incremental\"); local lunet = require \"lunet\"; " ..
-    "lunet.http.get(os.getenv(\"LUNET_HTTPBIN\") .. \"/get\"); io.write(collectgarbage(\"incremental\"))'")
-  eq({ code, out }, { 0, "incremental" }, "a stock lua5.4's state after require and a request")
-end)
-
 test("the module example runs in a stock lua5.4", function()
   local code, out = h.run(LUA .. " " .. root .. "Examples/module-demo.lua " .. BIN)
   eq({ code, out }, { 0, "200\tlua5.4\n201\t202\nfalse\tconnect\n" }, "status and output")

@@ -47,9 +47,6 @@ void lunet_closestate(lua_State *L);
 int lunet_openlibs(lua_State *L);
 /* lua5.4 -E: the package library ignores LUA_PATH and LUA_CPATH. Before lunet_openlibs. */
 void lunet_set_noenv(lua_State *L);
-/* The collector in generational mode (lua_gc LUA_GCGEN with Lua's default parameters), as
-   lua5.4's own interpreter runs every script. */
-void lunet_gc_generational(lua_State *L);
 /// lua_pcall with a message handler that appends a traceback to string errors. The handler
 /// leaves non-string error values alone (tables, error objects) so callers can inspect them.
 int lunet_pcall(lua_State *L, int nargs, int nresults);
