@@ -100,7 +100,7 @@ const char *lunet_curl_accept_encodings(void);
 void lunet_curl_require(void);
 
 /// libcurl's memory functions (curl_allocator.c says why): glibc's, with each thread keeping
-/// freed blocks of up to 512 bytes for its next allocations of their size.
+/// freed blocks of up to 64 KB (512 KB in all) for its next allocations of their size.
 void *lunet_curl_mem_malloc(size_t n);
 void lunet_curl_mem_free(void *p);
 void *lunet_curl_mem_realloc(void *p, size_t n);
