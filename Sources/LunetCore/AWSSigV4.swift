@@ -31,6 +31,7 @@ enum AWSSigV4 {
         let s3 = c.service == "s3"
         r.url = canonicalURL(r.url, encodePath: s3)
         if let token = c.token, !token.isEmpty, !r.headers.contains("X-Amz-Security-Token") {
+            if let problem = HeaderFieldRules.problem(name: "X-Amz-Security-Token", value: token, url: r.url) { throw problem }
             r.headers.set("X-Amz-Security-Token", token)
         }
         guard !r.headers.contains("X-Amz-Content-Sha256") else { return }

@@ -25,6 +25,13 @@ public struct LunetError: Error, CustomStringConvertible, Sendable {
         self.url = url
     }
 
+    /// The same error, about `url`.
+    public func at(_ url: String?) -> LunetError {
+        var e = self
+        e.url = url
+        return e
+    }
+
     public var description: String {
         if let url { return "\(kind.rawValue): \(message) (\(url))" }
         return "\(kind.rawValue): \(message)"

@@ -33,11 +33,17 @@ public final class Session {
 
     public let loop: EventLoop
     public var configuration: Configuration {
-        didSet { baseHeaders = Self.baseHeaders(configuration) }
+        didSet { setBaseHeaders() }
     }
     /// The fields every request starts from (User-Agent, the session's headers, auth), made
     /// once per configuration rather than merged again for each request.
     private var baseHeaders: HTTPHeaders
+    /// Why the base fields cannot be sent (a CR or LF in a session header or a token), found
+    /// once per configuration and raised by every request (HeaderFieldRules).
+    private var baseHeaderProblem: LunetError?
+    /// Whether the base fields carry a credential (CredentialFields): such requests follow
+    /// their redirects themselves (Transfer+Redirects.swift). Found once per configuration.
+    private(set) var baseHeadersCarryCredentials = false
     public let cookies: CookieJar?
     /// Transfers running under `maxConcurrent`, and those waiting for a slot, oldest first.
     private var running: Set<ObjectIdentifier> = []
@@ -63,7 +69,16 @@ public final class Session {
         self.loop = loop
         self.configuration = configuration
         self.cookies = cookies
-        self.baseHeaders = Self.baseHeaders(configuration)
+        self.baseHeaders = HTTPHeaders()
+        setBaseHeaders()
+    }
+
+    private func setBaseHeaders() {
+        baseHeaders = Self.baseHeaders(configuration)
+        baseHeaderProblem = HeaderFieldRules.problem(in: baseHeaders)
+        var declared: String?
+        if case .apiKeyHeader(let name, _)? = configuration.auth { declared = name }
+        baseHeadersCarryCredentials = CredentialFields.anyCredential(in: baseHeaders, declared: declared)
     }
 
     private static func baseHeaders(_ configuration: Configuration) -> HTTPHeaders {
@@ -107,6 +122,12 @@ public final class Session {
         preparations += 1
         let own = r.headers
         r.url = try resolve(r.url)
+        // Nothing that would split the request goes out: the request's own fields, the
+        // session's (checked once), and what the auth adds (checked where it is added).
+        if let problem = baseHeaderProblem { throw problem.at(r.url) }
+        if own.count > 0 || !r.removedHeaders.isEmpty, let problem = HeaderFieldRules.problem(in: own, removed: r.removedHeaders, url: r.url) {
+            throw problem
+        }
         // The request's own fields replace the session's by name (its Authorization, the auth).
         r.headers = baseHeaders.merging(own)
         for name in r.removedHeaders { r.headers.remove(name) }

@@ -46,6 +46,12 @@ public final class WebSocketConnection {
         guard let parts = Self.split(url) else {
             throw LunetError(.argument, "not a ws:// or wss:// URL: \(url)", url: url)
         }
+        // Subprotocols go into a header field: each must be a token (RFC 6455 §4.1), never
+        // bytes that end the field.
+        for p in protocols where !HeaderFieldRules.isToken(p) {
+            throw LunetError(.argument, "websocket protocol \(HeaderFieldRules.quoted(p)) is not a token (letters, digits and !#$%&'*+-.^_`|~ only): refused, nothing was sent", url: url)
+        }
+        if let problem = HeaderFieldRules.problem(in: headers, url: url) { throw problem }
         var key = nonce ?? []
         if key.isEmpty {
             key = [UInt8](repeating: 0, count: 16)

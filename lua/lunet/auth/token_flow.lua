@@ -22,6 +22,21 @@ function M.new(session, fetch)
   return setmetatable({ session = session, fetch = fetch, token = nil, fresh_until = nil, pending = nil }, Flow)
 end
 
+-- A token goes into a header field (Authorization: Bearer TOKEN): one a server handed over
+-- must not carry what would end that field (request splitting), and must fit in a request.
+-- RFC 6750's b64token is far narrower; only what breaks the request is refused here.
+M.MAX_TOKEN = 64 * 1024
+
+--- Why `token` cannot be sent, or nil.
+function M.token_problem(token)
+  if token:find("[\r\n]") then return "holds a line break (CR or LF)" end
+  if token:find("\0", 1, true) then return "holds a NUL byte" end
+  if #token > M.MAX_TOKEN then
+    return string.format("is %d bytes, more than a request header can carry here (%d)", #token, M.MAX_TOKEN)
+  end
+  return nil
+end
+
 local function margin(expires_in) return math.min(30, expires_in / 10) end
 
 -- A task of a live token: the kept one, the one being fetched, or a new fetch.
@@ -43,6 +58,11 @@ function Flow:token_async()
     local token, expires_in = run.result[1], run.result[2]
     if type(token) ~= "string" or token == "" then
       src:reject(errors.new("auth", "fetch_token returned " .. type(token) .. ", not a token string"))
+      return
+    end
+    local problem = M.token_problem(token)
+    if problem then
+      src:reject(errors.new("auth", "the access token " .. problem .. ": refused, no request was sent with it"))
       return
     end
     expires_in = tonumber(expires_in)
