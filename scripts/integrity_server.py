@@ -11,7 +11,8 @@ to /_log; tests read the record to see what reached this origin, or that nothing
   /_log?clear=1          empties it
   /echo[?cc=V]           JSON {n, method, path, headers, body_len}; n counts requests to /echo
                          (a response served from a cache shows an old n); cc: its Cache-Control
-  /redirect?to=U[&status=302]   a redirect to U
+  /redirect?to=U[&status=302][&sleep=S]   a redirect to U (after S seconds)
+  /set-cookie?name=N&value=V    200 with Set-Cookie: N=V; Path=/
   /sleep?s=N             answers after N seconds (at most 60)
   /hang                  reads the request, never answers (until the client goes, at most 60 s)
   /token?mode=M          an OAuth token answer: ok, crlf (a CR LF in the token), nul, huge (5 MB)
@@ -101,7 +102,10 @@ class Handler(BaseHTTPRequestHandler):
             extra = [("Cache-Control", q["cc"])] if "cc" in q else []
             return self.send_all(200, out, "application/json", extra)
         if p == "/redirect":
+            time.sleep(min(60.0, float(q.get("sleep", "0"))))
             return self.send_all(int(q.get("status", "302")), b"", headers=[("Location", q["to"])])
+        if p == "/set-cookie":
+            return self.send_all(200, b"set", headers=[("Set-Cookie", "%s=%s; Path=/" % (q["name"], q["value"]))])
         if p == "/sleep":
             time.sleep(min(60.0, float(q.get("s", "1"))))
             return self.send_all(200, b"slept")

@@ -187,6 +187,8 @@ public final class EventLoop {
             return fail(t, problem)
         }
         t.handleProfile = profile
+        t.cookieJar = cookies
+        if t.startedAt == 0 { t.startedAt = Self.now() }
         cookies?.attach(h.raw)
         t.runningKey = running.insert(t)
         t.markRunning()
@@ -300,6 +302,17 @@ public final class EventLoop {
                 result = .failure(t.error(for: code))
             } else if let cut = t.incompleteReply {
                 result = .failure(cut)
+            } else if let hop = t.nextHop(on: h) {
+                // A redirect the transfer follows itself (Transfer+Redirects.swift).
+                release(t, handle, keeping: nil)
+                switch hop {
+                case .follow(let next, let elapsed):
+                    t.rearm(for: next, elapsed: elapsed)
+                    startConfigured(t, cookies: t.cookieJar)
+                case .fail(let e):
+                    t.finish(.failure(e))
+                }
+                continue
             } else {
                 result = .success(t.response(from: h))
             }

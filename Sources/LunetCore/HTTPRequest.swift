@@ -22,6 +22,9 @@ public struct HTTPRequest {
     /// When `only_if_cached` (the policy or the request directive) finds nothing: answer with a
     /// synthesized 504 response (RFC 9111 §5.2.1.7) instead of failing with kind `offline`.
     public var offlineMissResponse: Bool
+    /// The Cookie pairs the session's jar adds to this request (CookieMatch), set only where a
+    /// cache must tell cookie holders apart (Session+Cache); nil otherwise.
+    public var jarCookies: String?
 
     // Every stored property set here, none by a default on its declaration: with defaults the
     // optimized init built the request, copied it (a retain of each field) and destroyed the
@@ -36,6 +39,7 @@ public struct HTTPRequest {
         self.removedHeaders = removedHeaders
         self.cachePolicy = nil
         self.offlineMissResponse = false
+        self.jarCookies = nil
     }
 
     /// Whether the request decides header `name` itself: it sets it, or removes it.
@@ -150,6 +154,10 @@ public struct TransferOptions: Sendable, Equatable {
     private var rare: RareTransferOptionsBox?
     /// Keep the request head as libcurl sent it (HAR recordings; see Transfer.capturesSentHead).
     public var recordsSentHead: Bool?
+    /// The request carries credentials and follows redirects: lunet follows them itself, so
+    /// that no credential reaches another origin (RedirectPolicy). Set by Session.prepare,
+    /// never by a caller; part of a handle's profile (libcurl's FOLLOWLOCATION differs).
+    var followsRedirectsItself = false
 
     public init() {}
 

@@ -2,8 +2,12 @@
 /// request's policy, or a host rule) allows, revalidated with a conditional request when stale,
 /// stored when the answer may be, and collapsed when the same GET is already on the network.
 extension Session {
-    func sendThroughCache(_ request: HTTPRequest, cache: HTTPCache, answeringAtOnce: Bool,
+    func sendThroughCache(_ given: HTTPRequest, cache: HTTPCache, answeringAtOnce: Bool,
                           completion: @escaping Transfer.Completion) -> Sent {
+        var request = given
+        // The cookies the jar will add select the entry too (libcurl adds them later, so the
+        // request does not show them yet).
+        if let jar = cookies { request.jarCookies = CookieMatch.header(lines: jar.all(), url: request.url, now: HTTPCache.now()) }
         let policy = request.cachePolicy ?? .default
         let requestTime = HTTPCache.now()
         cacheLookups += 1
@@ -98,6 +102,6 @@ extension Session {
     static func collapsingKey(_ r: HTTPRequest) -> String? {
         guard r.method == "GET", !r.headers.contains("Range"), !r.headers.contains("If-None-Match"),
               !r.headers.contains("If-Modified-Since") else { return nil }
-        return r.url + "\u{0}" + (r.headers["Authorization"] ?? "")
+        return r.url + "\u{0}" + CredentialFields.material(r)
     }
 }

@@ -132,7 +132,21 @@ public final class Session {
         r.headers = baseHeaders.merging(own)
         for name in r.removedHeaders { r.headers.remove(name) }
         r.options = r.options.resolved(over: configuration.options)
-        // A request's own Authorization replaces the session's auth, libcurl's schemes included.
+        // An API key's field is the session's, whatever the request does with Authorization:
+        // it is a credential wherever it goes (the cache, redirects).
+        if case .apiKeyHeader(let name, _)? = configuration.auth, r.options.secretHeader == nil { r.options.secretHeader = name }
+        try applyAuth(&r, own)
+        // A request that carries credentials follows its redirects in lunet, which drops them
+        // on a redirect to another origin (RedirectPolicy); the rest leave it to libcurl.
+        if r.options.followRedirects != false {
+            r.options.followsRedirectsItself = baseHeadersCarryCredentials || r.options.curlAuth != nil || r.options.secretHeader != nil
+                || (own.count > 0 && CredentialFields.anyCredential(in: own))
+        }
+    }
+
+    /// The session's auth, on a request that has none of its own: a request's own
+    /// Authorization replaces it, libcurl's schemes included.
+    private func applyAuth(_ r: inout HTTPRequest, _ own: HTTPHeaders) throws(LunetError) {
         guard let auth = configuration.auth, r.options.curlAuth == nil, !own.contains("Authorization") else { return }
         switch auth {
         case .digest(let user, let password): r.options.curlAuth = CurlAuth(.digest, user: user, password: password)
@@ -140,7 +154,7 @@ public final class Session {
         // libcurl answers Negotiate only when a user is set; the empty one means "the ticket's".
         case .negotiate: r.options.curlAuth = CurlAuth(.negotiate, user: "", password: "")
         case .awsSigV4(let credentials): try AWSSigV4.prepare(&r, credentials)
-        case .apiKeyHeader(let name, _): r.options.secretHeader = name
+        case .apiKeyHeader: break   // its field and secretHeader: above
         case .apiKeyQuery(let name, let value): r.url = Self.addingQuery(r.url, name, value)
         case .basic, .bearer: break
         }

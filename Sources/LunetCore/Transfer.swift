@@ -7,8 +7,10 @@ public final class Transfer {
     public enum State { case created, running, finished }
     public typealias Completion = (Result<HTTPResponse, LunetError>) -> Void
 
-    public let request: HTTPRequest
-    public private(set) var state: State = .created
+    /// The request being sent: the one made, or the next hop's when the transfer follows its
+    /// own redirects (Transfer+Redirects.swift).
+    public internal(set) var request: HTTPRequest
+    public internal(set) var state: State = .created
     /// Set by Lua bindings and Swift callers alike; any object to keep alive with the transfer.
     public var userInfo: AnyObject?
 
@@ -37,7 +39,7 @@ public final class Transfer {
     /// Field lines after the body (a chunked body's trailer section), kept out of `headerLines`.
     /// Made when the first such line arrives: few responses have any (an allocation less for
     /// the others).
-    private(set) var trailerLines: ByteBuffer?
+    var trailerLines: ByteBuffer?
     var headers: HTTPHeaders { HTTPHeaders(parsingLines: headerLines.bytes) }
     /// The reason phrase of the last status line, nil when it had none (the usual phrase for
     /// the status then stands in).
@@ -93,6 +95,14 @@ public final class Transfer {
     var eventful = false
     weak var loop: EventLoop?
     var uploadFD: Int32 = -1
+    /// The jar the transfer was started with (a redirect it follows itself starts again with it).
+    var cookieJar: CookieJar?
+    /// When the transfer was first started (EventLoop.now()): the whole call's timeout counts
+    /// from it, across the redirects it follows itself.
+    var startedAt = 0.0
+    /// For a transfer that followed redirects itself: the request as made (the response's
+    /// request: the cache files the answer under it), the hops and the time they took.
+    var redirected: (first: HTTPRequest, hops: Int, time: Double)?
 
     public init(request: consuming HTTPRequest, completion: @escaping Completion) {
         self.maxBody = request.options.maxBody
@@ -259,7 +269,8 @@ public final class Transfer {
             // Big reads for a file: a tenth of the system calls of curl's 16 KB default.
             check(lunet_easy_setopt_long(h, CURLOPT_BUFFERSIZE, 512 * 1024))
         }
-        check(lunet_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, (o.followRedirects ?? true) ? 1 : 0))
+        // A request with credentials follows its redirects in lunet (Transfer+Redirects.swift).
+        check(lunet_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, (o.followRedirects ?? true) && !o.followsRedirectsItself ? 1 : 0))
         check(lunet_easy_setopt_long(h, CURLOPT_MAXREDIRS, o.maxRedirects ?? 10))
         if let t = o.timeout, t > 0 { check(lunet_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Int(max(1, t * 1000)))) }
         if let t = o.connectTimeout, t > 0 { check(lunet_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, t * 1000)))) }
@@ -624,7 +635,7 @@ public final class Transfer {
         t.connect = seconds(CURLINFO_CONNECT_TIME_T)
         t.tls = seconds(CURLINFO_APPCONNECT_TIME_T)
         t.ttfb = seconds(CURLINFO_STARTTRANSFER_TIME_T)
-        t.total = seconds(CURLINFO_TOTAL_TIME_T)
+        t.total = seconds(CURLINFO_TOTAL_TIME_T) + (redirected?.time ?? 0)
 
         let versionName: String
         switch version {
@@ -636,7 +647,8 @@ public final class Transfer {
         }
         let response = HTTPResponse(status: code, reason: reasonText ?? HTTPResponse.standardReason(code), headerLines: headerLines, body: body,
                                     url: effectiveURL(urlPointer), httpVersion: versionName,
-                                    timings: t, request: request, connectionsOpened: connects, redirects: redirects)
+                                    timings: t, request: redirected?.first ?? request, connectionsOpened: connects,
+                                    redirects: redirects + (redirected?.hops ?? 0))
         if let target = fileTarget, target.hasBegun {
             response.download = (written: target.written, restarted: target.restarted, size: target.offset)
         }

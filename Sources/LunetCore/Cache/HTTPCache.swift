@@ -279,17 +279,19 @@ public final class HTTPCache: @unchecked Sendable {
 
     static func hasEncodedBody(_ e: CacheEntry) -> Bool { e.vary.contains { $0.name == encodedBodyField } }
 
-    /// "" without credentials; else a digest of the URL's user information and `Authorization`.
+    /// "" without credentials; else a digest of everything that says who is asking: the URL's
+    /// user information, every credential field (Authorization, Cookie, API keys: see
+    /// CredentialFields.material) and the cookies the session's jar adds, the credentials
+    /// libcurl sends itself (Digest, NTLM, SigV4, .netrc). A response stored with credentials
+    /// serves only the same credentials (RFC 9111 §3.5, and a private cache's promise that one
+    /// user's answer never serves another).
     static func credential(_ request: HTTPRequest, _ key: CacheKey) -> String {
         var o = request.options
         if o.netrcFile == "" { o.netrcFile = nil }   // turned off
-        // Digest, NTLM, SigV4 and .netrc credentials are libcurl's to send: they are in the options, not the fields.
-        let secretHeader = o.secretHeader.map { request.headers.all($0) } ?? []
-        guard key.userinfo != nil || request.headers.contains("Authorization") || o.curlAuth != nil || o.netrcFile != nil || !secretHeader.isEmpty else { return "" }
-        let auth = request.headers.all("Authorization")
-        var text = "userinfo:" + (key.userinfo ?? "") + "\nauthorization:" + auth.joined(separator: "\n")
+        let fields = CredentialFields.material(request)
+        guard key.userinfo != nil || !fields.isEmpty || o.curlAuth != nil || o.netrcFile != nil else { return "" }
+        var text = "userinfo:" + (key.userinfo ?? "") + "\nfields:" + fields
         if let d = o.curlAuth { text += "\n\(d.scheme):" + d.user + ":" + d.password }
-        if !secretHeader.isEmpty { text += "\nsecret-header:" + secretHeader.joined(separator: "\n") }
         if let netrc = o.netrcFile { text += "\nnetrc:" + netrc }
         return CacheSHA256.hex(text, bytes: 16)
     }

@@ -49,6 +49,25 @@ public enum CredentialFields {
     /// for the proxy, which a redirect does not change.
     static func staysWithProxy(_ name: String) -> Bool { name.caseInsensitiveEquals("Proxy-Authorization") }
 
+    /// The values of every credential field of `request` (Authorization, Cookie, API keys, any
+    /// name `isCredential` takes, the header its auth declared), and the cookies its jar adds,
+    /// one line each in a fixed order; "" when it carries none. Two requests that differ here
+    /// may get different answers: the cache keeps them apart by a digest of it.
+    public static func material(_ request: HTTPRequest) -> String {
+        let declared = request.options.secretHeader
+        var lines: [String] = []
+        for (name, value) in request.headers.fields where isCredential(name) || (declared.map(name.caseInsensitiveEquals) ?? false) {
+            lines.append(name.lowercased() + ":" + value)
+        }
+        // Sorted by name only (a stable sort): repeated fields keep their order, which matters.
+        var text = lines.enumerated().sorted { a, b in
+            let (na, nb) = (a.element.prefix { $0 != ":" }, b.element.prefix { $0 != ":" })
+            return na != nb ? na < nb : a.offset < b.offset
+        }.map(\.element).joined(separator: "\n")
+        if let jar = request.jarCookies, !jar.isEmpty { text += (text.isEmpty ? "" : "\n") + "jar-cookie:" + jar }
+        return text
+    }
+
     /// Whether any field of `headers` (or `extra`, a name the request's auth declared secret)
     /// is a credential's.
     public static func anyCredential(in headers: HTTPHeaders, declared extra: String? = nil) -> Bool {
