@@ -84,7 +84,7 @@ test("the manual renders without warnings and lists every option", function()
   end
   if not text then return end
   for _, section in ipairs({ "SYNOPSIS", "ONE REQUEST", "SCRIPTS", "TESTS", "THE PROMPT", "EXIT STATUS",
-                             "ENVIRONMENT", "FILES", "lunet/sessions/NAME.json", "XDG_CONFIG_HOME", "NO_COLOR" }) do
+                             "ENVIRONMENT", "FILES", "lunet/sessions/HOST/NAME.json", "XDG_CONFIG_HOME", "NO_COLOR" }) do
     truthy(text:find(section, 1, true), "the manual has " .. section)
   end
   for _, name in ipairs(args.option_names()) do
@@ -96,9 +96,10 @@ end)
 -- bash completion ---------------------------------------------------------------------------------
 
 local xdg, cwd = work .. "/config", work .. "/cwd"
-sh("mkdir -p " .. q(xdg .. "/lunet/sessions") .. " " .. q(cwd .. "/data"))
-sh("touch " .. q(xdg .. "/lunet/sessions/work.json") .. " " .. q(xdg .. "/lunet/sessions/staging.json") ..
-  " " .. q(cwd .. "/notes.txt"))
+-- Named sessions are kept per host (sessions/HOST/NAME.json): every host's names, each once.
+sh("mkdir -p " .. q(xdg .. "/lunet/sessions/api.test") .. " " .. q(xdg .. "/lunet/sessions/127.0.0.1_8080") .. " " .. q(cwd .. "/data"))
+sh("touch " .. q(xdg .. "/lunet/sessions/api.test/work.json") .. " " .. q(xdg .. "/lunet/sessions/127.0.0.1_8080/staging.json") ..
+  " " .. q(xdg .. "/lunet/sessions/127.0.0.1_8080/work.json") .. " " .. q(cwd .. "/notes.txt"))
 
 -- Completes `line` (the cursor at its end) as bash would: COMP_WORDS split at blanks and at
 -- runs of word-break characters, COMP_LINE and COMP_POINT; or only COMP_WORDS and COMP_CWORD

@@ -194,4 +194,70 @@ test("redirects followed by lunet keep max_redirects, follow = false and the who
   truthy(took < 4, "bounded: " .. took)
 end)
 
+-- ---------------------------------------------------------------------------------------------
+-- Item 4: the token request is not redirected to another origin
+-- ---------------------------------------------------------------------------------------------
+
+local function oauth_session(token_url, extra)
+  local o = { token_url = token_url, client_id = "app", client_secret = "client-secret-1" }
+  for k, v in pairs(extra or {}) do o[k] = v end
+  return http.session{ base_url = A, auth = { oauth2 = o } }
+end
+
+test("a token endpoint that redirects to another origin (307 or 302) is kind auth; the secret never reaches it", function()
+  for _, status in ipairs({ 307, 308, 302 }) do
+    for _, client_auth in ipairs({ "basic", "body" }) do
+      received(A); received(B)
+      local s = oauth_session(via_a_to(B, "/token?mode=ok", status), { client_auth = client_auth })
+      local e = fails("auth", function() s:get("/echo") end, status .. " " .. client_auth)
+      truthy(e.message:find("another origin", 1, true), e.message)
+      eq(#received(B), 0, status .. " " .. client_auth .. ": nothing reached the other origin")
+      local at_a = received(A)
+      eq(#at_a, 1, "only the token request reached A (the API request was not sent)")
+    end
+  end
+end)
+
+test("a 307 within the token endpoint's origin is followed, with the form", function()
+  received(A)
+  local s = oauth_session(A .. "/redirect?status=307&to=" .. url.encode(A .. "/token?mode=ok"), { client_auth = "body" })
+  local r = s:get("/echo")
+  eq(header(r.json, "Authorization"), "Bearer tok-123", "the token from the redirected request")
+  local got = received(A)
+  eq(#got, 3, "redirect, token, API request")
+  truthy(got[2].body:find("client_secret=client-secret-1", 1, true), "the form went with the 307: " .. got[2].body)
+end)
+
+-- ---------------------------------------------------------------------------------------------
+-- Item 5: a named session is its host's
+-- ---------------------------------------------------------------------------------------------
+
+test("--session NAME saved against one host sends nothing of it to another; each host has its own", function()
+  local cfg = h.tmpname()
+  os.remove(cfg)
+  local env = "XDG_CONFIG_HOME=" .. cfg .. " "
+  local function lunet(args)
+    local code, out = h.run(env .. h.lunet() .. " --print=b " .. args)
+    eq(code, 0, args .. ": " .. out)
+    return json.decode(out)
+  end
+  received(A); received(B)
+  lunet("--session s1 -a user:pw GET " .. A .. "/echo X-Session-Secret:abc")
+  local at_b = lunet("--session s1 GET " .. B .. "/echo")
+  eq({ header(at_b, "X-Session-Secret"), header(at_b, "Authorization") }, { nil, nil }, "B got nothing saved against A")
+  local at_a = lunet("--session s1 GET " .. A .. "/echo")
+  eq(header(at_a, "X-Session-Secret"), "abc", "A still gets its session's header")
+  truthy(header(at_a, "Authorization"), "and its auth")
+  local dir = cfg .. "/lunet/sessions/"
+  truthy(h.file_size(dir .. "127.0.0.1_" .. porta .. "/s1.json"), "A's file is in A's folder")
+  truthy(h.file_size(dir .. "127.0.0.1_" .. portb .. "/s1.json"), "B has a session of its own")
+  -- From Lua: the host is the session's base_url's, or `host`; a bare name without one is refused.
+  local code, out = h.run(env .. h.lunet() .. " -e " .. "'print(http.session{ name = \"s1\", host = \"" .. A .. "\" }.headers[\"X-Session-Secret\"])'")
+  eq({ code, out }, { 0, "abc\n" }, "host = A opens A's session")
+  local e = fails("argument", function() http.session{ name = "s1" } end, "no host")
+  truthy(e.message:find("per host", 1, true), e.message)
+  fails("argument", function() http.session{ host = A } end, "host without a name")
+  os.execute("rm -rf '" .. cfg .. "'")
+end)
+
 h.done()

@@ -308,7 +308,7 @@ test("named sessions keep headers, auth and cookies between runs, 0600; read-onl
   os.remove(cfg)
   local env = "XDG_CONFIG_HOME=" .. cfg
   eq(lunet("--session s1 -a user:passwd " .. q(BIN .. "/cookies/set?c1=v1") .. " X-Keep:kept", env), 0, "first run")
-  local file = cfg .. "/lunet/sessions/s1.json"
+  local file = cfg .. "/lunet/sessions/" .. BIN:match("//([^/]+)"):gsub(":", "_") .. "/s1.json"
   local _, mode = h.run("stat -c %a " .. file)
   eq(mode, "600\n", "the session file's mode")
   local code, out = lunet("--session s1 " .. q(BIN .. "/anything"), env)
@@ -319,7 +319,7 @@ test("named sessions keep headers, auth and cookies between runs, 0600; read-onl
   code, out = lunet("--session s1 " .. q(BIN .. "/cookies"), env)
   eq(json.decode(out).cookies, { c1 = "v1" }, "the read-only run changed nothing")
   -- the same file from Lua
-  code, out = lunet("-e " .. q('local s = http.session{ name = "s1" } print(s:get("' .. BIN .. '/anything").json.headers["X-Keep"])'), env)
+  code, out = lunet("-e " .. q('local s = http.session{ name = "s1", host = "' .. BIN .. '" } print(s:get("' .. BIN .. '/anything").json.headers["X-Keep"])'), env)
   eq({ code, out }, { 0, "kept\n" }, "http.session{ name = ... }")
   os.execute("rm -rf " .. cfg)
 end)

@@ -81,14 +81,14 @@ test(".save session NAME writes a named session that http.session{ name = NAME }
     'api = http.session{ base_url = os.getenv("LUNET_HTTPBIN") .. "/", headers = { ["X-Probe"] = "kept" }, cookies = true }',
     'api:get("cookies/set?flavour=oat")',
     '.save session probe',
-    'other = http.session{}',
+    'other = http.session{ base_url = os.getenv("LUNET_HTTPBIN") }',
     '.save session two',                      -- two sessions now: which one?
     '.save session two other' }, "\n") .. "\n"
   local _, out = h.run("printf %s " .. shell_quote(input) .. " | " .. env .. LUNET)
   truthy(out:find("saved session api as probe", 1, true), out)
   truthy(out:find("which session? api, other", 1, true), out)
   truthy(out:find("saved session other as two", 1, true), out)
-  local code, loaded = h.run(env .. LUNET .. [[ -e 'local s = http.session{ name = "probe" }
+  local code, loaded = h.run(env .. LUNET .. [[ -e 'local s = http.session{ name = "probe", host = os.getenv("LUNET_HTTPBIN") }
     print(s:get("headers").json.headers["X-Probe"], s:get("cookies").json.cookies.flavour)']])
   eq({ code, loaded }, { 0, "kept\toat\n" }, "the session's base_url, headers and cookies came back; the prompt said:\n" .. out)
 end)

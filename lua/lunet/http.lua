@@ -32,7 +32,7 @@ local SESSION_OPTIONS = {
   cookies = "any", cache = "any", auth = "table", proxy = "string", insecure = "boolean", ca_file = "string",
   http_version = "string", max_body = "any", follow = "boolean", max_redirects = "number",
   decompress = "boolean", max_concurrent = "number", retry = "any", wait_for_network = "boolean",
-  name = "string", read_only = "boolean",   -- a named session (lunet.session_store)
+  name = "string", read_only = "boolean", host = "string",   -- a named session (lunet.session_store)
   cert = "string", cert_key = "string", cert_password = "string", netrc = "any",
 }
 local REQUEST_OPTIONS = {
@@ -609,6 +609,9 @@ end
 --- A session manager (see API.md): shared configuration, connections and cookies.
 function http.session(opts)
   if opts ~= nil and type(opts) ~= "table" then errors.argument(1, "session", "options table expected, got " .. type(opts)) end
+  if opts and opts.host ~= nil and opts.name == nil then
+    errors.raise("argument", "option 'host' of a session names the host a named session is kept for: give name too")
+  end
   if opts and opts.name ~= nil then
     check_options(opts, SESSION_OPTIONS, "the session")
     return require("lunet.session_store").open(make_session, opts)
@@ -627,7 +630,7 @@ function Session:save(name_or_path)
     if st.read_only then errors.raise("argument", "session " .. st.path .. " was opened read_only") end
     return store.write(st.path, self)
   end
-  return store.write(store.path(name_or_path), self)
+  return store.write(store.path(name_or_path, (st and st.host) or self.base_url), self)
 end
 
 --- A derived session: these options over this one's, sharing connections and cookies.

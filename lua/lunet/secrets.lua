@@ -10,11 +10,10 @@ local M = {}
 
 M.MASK = "***"
 
--- Words that make a name a credential's wherever they appear in it.
-local WORDS = { "authorization", "authentication", "cookie", "token", "secret", "password", "passwd",
-                "passphrase", "apikey", "accesskey", "privatekey", "credential", "sessionid", "signature" }
--- Short names that are credentials only on their own.
-local EXACT = { auth = true, pwd = true, pass = true, sid = true, key = true, jwt = true, otp = true }
+-- Which names are credentials' is decided in one place for the whole program
+-- (CredentialFields.swift: the words, the short names, how names are compared); the cache and
+-- redirects use the same rule.
+local core_is_secret_name = require("lunet.core").is_secret_name
 
 local function normal(name) return (string.gsub(string.lower(name), "[-_%. ]", "")) end
 
@@ -30,12 +29,7 @@ end
 --- True when a header, field, parameter or key name names a credential.
 function M.is_secret_name(name)
   if type(name) ~= "string" then return false end
-  local n = normal(name)
-  if EXACT[n] or declared[n] then return true end
-  for _, word in ipairs(WORDS) do
-    if string.find(n, word, 1, true) then return true end
-  end
-  return false
+  return declared[normal(name)] == true or core_is_secret_name(name)
 end
 
 local function decode(s)

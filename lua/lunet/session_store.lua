@@ -1,24 +1,49 @@
 --- Named sessions: a session's headers, auth and cookies kept in a file between runs, as HTTPie
 --- sessions are. The command line's --session NAME and http.session{ name = NAME } read the
---- same file: $XDG_CONFIG_HOME/lunet/sessions/NAME.json (~/.config when unset), or the path
---- given when the name has a '/' in it. The file is JSON, written 0600 in a 0700 folder (it holds
---- credentials), replaced atomically.
+--- same file. A bare name is kept per host, as HTTPie keeps it, so that credentials saved
+--- against one host are never sent to another under the same name:
+--- $XDG_CONFIG_HOME/lunet/sessions/HOST/NAME.json (~/.config when unset; HOST as host_port,
+--- the default port left out). A name with a '/' in it is that file, for any host (the user
+--- chose it). The file is JSON, written 0600 in a 0700 folder (it holds credentials),
+--- replaced atomically.
 local core = require "lunet.core"
 local json = require "lunet.json"
 local errors = require "lunet.errors"
 
 local M = {}
 
---- The file a session name stands for.
-function M.path(name)
+local DEFAULT_PORT = { http = "80", https = "443", ws = "80", wss = "443" }
+
+--- The folder name of a host: `host` is a URL or host[:port] ("127.0.0.1:8080" ->
+--- "127.0.0.1_8080", "https://Example.com:443/x" -> "example.com"). nil when it names none.
+function M.host_dir(host)
+  if type(host) ~= "string" or host == "" then return nil end
+  local scheme, rest = host:match("^(%a[%w+.-]*)://(.*)$")
+  local authority = (rest or host):match("^([^/?#]*)")
+  authority = authority:gsub("^.*@", ""):lower()
+  local name, port = authority:match("^(%[[^%]]*%])(.*)$")
+  if not name then name, port = authority:match("^([^:]*)(.*)$") end
+  port = port:gsub("^:", "")
+  if scheme and DEFAULT_PORT[scheme:lower()] == port then port = "" end
+  if name == "" or not (name .. port):match("^[%w%.%-_%[%]:]+$") then return nil end
+  local dir = name .. (port ~= "" and ("_" .. port) or "")
+  return (dir:gsub(":", "_"))
+end
+
+--- The file a session name stands for, for requests to `host` (a URL or host[:port]).
+function M.path(name, host)
   if type(name) ~= "string" or name == "" then errors.raise("argument", "a session name must be a non-empty string") end
   if name:find("/", 1, true) then return name end
   if not name:find("^[%w._-]+$") or name:find("^%.") then
     errors.raise("argument", string.format("session name '%s' may only have letters, digits, '.', '_' and '-' (or give a path with a '/')", name))
   end
+  local dir = M.host_dir(host)
+  if not dir then
+    errors.raise("argument", string.format("session '%s' is kept per host (so that its credentials go to that host only): give the session a base_url or host = \"HOST:PORT\", or give a file path", name))
+  end
   local base = os.getenv("XDG_CONFIG_HOME")
   if not base or base == "" then base = (os.getenv("HOME") or ".") .. "/.config" end
-  return base .. "/lunet/sessions/" .. name .. ".json"
+  return base .. "/lunet/sessions/" .. dir .. "/" .. name .. ".json"
 end
 
 -- Headers a session never keeps: they describe one request's body or condition (as HTTPie).
@@ -63,13 +88,15 @@ function M.write(path, session)
   return path
 end
 
---- http.session{ name = NAME, read_only = bool, ... }: the stored session under the options
---- given (theirs win), with its cookies in memory. `make` makes a session from options.
+--- http.session{ name = NAME, host = HOST, read_only = bool, ... }: the stored session under
+--- the options given (theirs win), with its cookies in memory. The host is `host` or the
+--- base_url's. `make` makes a session from options.
 function M.open(make, opts)
-  local path = M.path(opts.name)
+  local host = opts.host or opts.base_url
+  local path = M.path(opts.name, host)
   local stored = M.read(path) or {}
   local o = {}
-  for k, v in pairs(opts) do if k ~= "name" and k ~= "read_only" then o[k] = v end end
+  for k, v in pairs(opts) do if k ~= "name" and k ~= "read_only" and k ~= "host" then o[k] = v end end
   local headers = {}
   for k, v in pairs(stored.headers or {}) do headers[k] = v end
   for k, v in pairs(opts.headers or {}) do headers[k] = v end
@@ -79,7 +106,7 @@ function M.open(make, opts)
   if o.cookies == nil or o.cookies == true then o.cookies = true end
   local s = make(o)
   for _, line in ipairs(stored.cookies or {}) do core.session_add_cookie(s._core, line) end
-  s._store = { path = path, read_only = opts.read_only == true }
+  s._store = { path = path, read_only = opts.read_only == true, host = host }
   return s
 end
 

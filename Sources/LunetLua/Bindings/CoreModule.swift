@@ -29,7 +29,7 @@ enum CoreModule {
             ("response_cache", ResponseBinding.cacheStatus),
             ("sha256_file", FileBinding.sha256), ("finalize_file", FileBinding.finalize), ("file_size", FileBinding.size), ("record_file", FileBinding.record),
             ("destination_problem", FileBinding.destinationProblem), ("write_private", FileBinding.writePrivate), ("make_private_dirs", DirectoryBinding.makePrivateDirs), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
-            ("curl_preload", curlPreload), ("curl_preload_wait", curlPreloadWait),
+            ("curl_preload", curlPreload), ("curl_preload_wait", curlPreloadWait), ("is_secret_name", isSecretName),
         ]
         s.newTable(hash: Int32(functions.count))
         for (name, fn) in functions {
@@ -81,6 +81,14 @@ enum CoreModule {
 
     static let now: lunet_SwiftFunction = { L in
         LuaStack(L!).push(EventLoop.now())
+        return 1
+    }
+
+    /// Whether a name is a credential's (CredentialFields: one rule for what the cache keeps
+    /// apart, what redirects drop and what lua/lunet/secrets.lua masks).
+    static let isSecretName: lunet_SwiftFunction = { L in
+        let s = LuaStack(L!)
+        s.push(s.type(1) == LUA_TSTRING && CredentialFields.isCredential(s.string(1) ?? ""))
         return 1
     }
 

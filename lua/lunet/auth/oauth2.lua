@@ -67,6 +67,46 @@ local function refusal(r)
     { url = r.url, status = r.status })
 end
 
+-- scheme://host:port, the default port filled in: what a redirect may not leave.
+local function origin(u)
+  local p = url.parse(u)
+  return (p.scheme or "") .. "://" .. string.lower(p.host or "") .. ":" .. (p.port or (p.scheme == "https" and 443 or 80))
+end
+
+-- A Location as an absolute URL (RFC 3986 §5.2 for the shapes servers send).
+local function resolve_location(base, loc)
+  if loc:match("^%a[%w+.-]*:") then return loc end
+  local p = url.parse(base)
+  if loc:sub(1, 2) == "//" then return p.scheme .. ":" .. loc end
+  local root = p.scheme .. "://" .. (p.host:find(":", 1, true) and ("[" .. p.host .. "]") or p.host) .. (p.port and (":" .. p.port) or "")
+  if loc:sub(1, 1) == "/" then return root .. loc end
+  return root .. ((p.path or ""):match("^(.*/)") or "/") .. loc
+end
+
+local MAX_HOPS = 5
+
+--- POSTs a token request to `target`, following a redirect only within its origin and only
+--- when it keeps the method and body (307, 308): the form holds the client's secret, and the
+--- answer is a credential. A redirect to another origin is kind auth: no other host may mint
+--- the token, nor see the request. Other redirects are the endpoint's answer (a refusal).
+function M.post_within_origin(session, target, req)
+  for _ = 0, MAX_HOPS do
+    local r = session:request{ method = "POST", url = target, headers = req.headers, form = req.form,
+                               follow = false, _unrecorded = true }
+    local loc = r.headers["location"]
+    if r.status < 300 or r.status > 399 or type(loc) ~= "string" then return r end
+    local next_url = resolve_location(r.url, loc)
+    local ok, same = pcall(function() return origin(next_url) == origin(r.url) end)
+    if not ok or not same then
+      error(errors.new("auth", string.format("the token endpoint redirected to another origin (%s): refused, the token request is not sent there",
+        require("lunet.secrets").mask_url(next_url)), { url = r.url, status = r.status }), 0)
+    end
+    if r.status ~= 307 and r.status ~= 308 then return r end
+    target = next_url
+  end
+  error(errors.new("auth", "the token endpoint redirected more than " .. MAX_HOPS .. " times", { url = target }), 0)
+end
+
 --- fetch(flow) for lunet.auth.token_flow: asks the token endpoint (through the session
 --- token_session() gives) and returns the access token and its expires_in. A refresh token the
 --- endpoint hands out is used for the next fetch (client credentials grants get none); when
@@ -81,8 +121,7 @@ function M.fetcher(opts, token_session)
       local pair = url.encode(o.client_id) .. ":" .. url.encode(o.client_secret)
       headers.Authorization = "Basic " .. require("lunet.har").base64(pair)
     end
-    return token_session():request{ method = "POST", url = o.token_url, headers = headers,
-      form = form_of(opts, use_refresh), _unrecorded = true }
+    return M.post_within_origin(token_session(), o.token_url, { headers = headers, form = form_of(opts, use_refresh) })
   end
   return function()
     local r = ask(refresh)

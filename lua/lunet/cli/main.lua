@@ -247,6 +247,7 @@ local function run(argv)
   local named = o.session or o["session-read-only"]
   if named then
     sopts.name = named
+    sopts.host = q.url   -- a named session is the URL's host's (session_store)
     sopts.read_only = o["session-read-only"] ~= nil
   end
   local session = http.session(sopts)
