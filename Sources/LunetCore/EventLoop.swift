@@ -189,6 +189,7 @@ public final class EventLoop {
         t.handleProfile = profile
         t.cookieJar = cookies
         if t.startedAt == 0 { t.startedAt = Self.now() }
+        t.armDeadline(on: self)
         cookies?.attach(h.raw)
         t.runningKey = running.insert(t)
         t.markRunning()
@@ -225,6 +226,14 @@ public final class EventLoop {
         guard t.state != .finished else { return }
         if let h = t.handle { release(t, h, keeping: nil) }
         t.finish(.failure(LunetError(.cancelled, reason, url: t.request.url)), force: true)
+    }
+
+    /// Stops `t` at once with `error` (its deadline passed): as `cancel`, with another outcome.
+    func abort(_ t: Transfer, _ error: LunetError) {
+        assertOwner()
+        guard t.state != .finished else { return }
+        if let h = t.handle { release(t, h, keeping: nil) }
+        t.finish(.failure(error), force: true)
     }
 
     /// Cancels every transfer in flight (a host that closes) and drops pending timers.

@@ -290,6 +290,8 @@ public final class Session {
             completion(result)
         }
         configure?(transfer)
+        // Its timeout counts from now, the wait in the line included.
+        transfer.armDeadline(on: loop)
         line.append(transfer)
         startWaiting(limit: limit)
         return transfer

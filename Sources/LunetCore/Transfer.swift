@@ -103,6 +103,8 @@ public final class Transfer {
     /// For a transfer that followed redirects itself: the request as made (the response's
     /// request: the cache files the answer under it), the hops and the time they took.
     var redirected: (first: HTTPRequest, hops: Int, time: Double)?
+    /// The loop's timer that bounds the whole call (Transfer+Deadline.swift).
+    var deadlineTimer: EventLoop.TimerID?
 
     public init(request: consuming HTTPRequest, completion: @escaping Completion) {
         self.maxBody = request.options.maxBody
@@ -122,6 +124,7 @@ public final class Transfer {
     /// its last chunk's callback returned); `force` (a cancel) completes at once and drops them.
     func finish(_ result: Result<HTTPResponse, LunetError>, force: Bool = false) {
         guard state != .finished else { return }
+        disarmDeadline()
         fileTarget?.close()
         if !force && onEvents != nil {
             deliverEvents()

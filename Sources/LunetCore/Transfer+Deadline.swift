@@ -1,0 +1,35 @@
+/// A request's `timeout` is the caller's bound on the whole call. libcurl enforces it once a
+/// transfer runs, but libcurl 7.88 never times out a transfer still pending for a connection
+/// (the per-host or total cap: CURLMOPT_MAX_HOST_CONNECTIONS), nor can it see one waiting in a
+/// session's max_concurrent line. So a transfer with a timeout also has a loop timer, from the
+/// moment it is first queued or started, a little after libcurl's own would fire (libcurl's
+/// message, which says what stalled, wins whenever libcurl had the transfer running).
+extension Transfer {
+    /// How long after the timeout the loop's own deadline fires.
+    static let deadlineGrace = 0.25
+
+    /// Arms the deadline once, if the request has a timeout. `loop` is the loop it will run on.
+    func armDeadline(on loop: EventLoop) {
+        guard deadlineTimer == nil, state != .finished, let timeout = request.options.timeout, timeout > 0 else { return }
+        if self.loop == nil { self.loop = loop }   // a transfer waiting in a session's line has none yet
+        let seconds = timeout + Self.deadlineGrace
+        deadlineTimer = loop.addTimer(after: seconds) { [weak self, unowned loop] in
+            guard let self, self.state != .finished else { return }
+            self.deadlineTimer = nil
+            let waiting = self.state == .created || self.currentStatus == 0
+            let detail = waiting ? ": it was still waiting for a connection or a slot (http.limits per_host and total, a session's max_concurrent)" : ""
+            loop.abort(self, LunetError(.timeout, "the request did not complete within its timeout (\(Self.seconds(timeout)) s)\(detail)", url: self.request.url))
+        }
+    }
+
+    /// The call is over (or its curl part is): the deadline has nothing left to bound.
+    func disarmDeadline() {
+        guard let id = deadlineTimer else { return }
+        deadlineTimer = nil
+        loop?.cancelTimer(id)
+    }
+
+    private static func seconds(_ v: Double) -> String {
+        v == v.rounded() ? String(Int(v)) : String(v)
+    }
+}
