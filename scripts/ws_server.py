@@ -15,6 +15,7 @@ Paths (`key` in the query names a connection, for /last-close):
   /hostile/NAME      masked, rsv, opcode, len63, utf8, close-code, after-close, big-ping,
                      fragmented-ping: a frame that breaks the protocol
   /last-close?key=K  (plain HTTP) the close code the client sent on connection K, or "none"
+  /flood?n=N&size=S  N binary messages of S bytes as fast as the socket takes them, then close
 """
 import base64
 import hashlib
@@ -109,6 +110,7 @@ class Handler(socketserver.BaseRequestHandler):
             fields[name.strip().lower()] = value.strip()
         url = urlparse(target)
         q = parse_qs(url.query)
+        self.q = lambda name, default: q.get(name, [default])[0]
         self.key = q.get("key", [""])[0]
         path = url.path
         if path == "/last-close":
@@ -157,6 +159,13 @@ class Handler(socketserver.BaseRequestHandler):
             self.wait_close()
         elif path == "/headers":
             send(frame(1, ("%s|%s" % (fields.get("x-test", "-"), fields.get("authorization", "-"))).encode()))
+            self.wait_close()
+        elif path == "/flood":
+            self.request.settimeout(60)   # a client that reads slowly holds sendall back
+            n, size = int(self.q("n", "100")), int(self.q("size", "1048576"))
+            for i in range(n):
+                send(frame(2, bytes([i % 256]) * size))
+            send(frame(8, struct.pack(">H", 1000)))
             self.wait_close()
         elif path == "/drop":
             send(frame(1, b"one"))

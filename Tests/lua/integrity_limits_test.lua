@@ -52,4 +52,57 @@ test("the whole-call deadline does not cut a request that finishes in time, nor 
   truthy(now() - t0 < 5, "it ended when its request did, not when the deadline would have fired: " .. (now() - t0))
 end)
 
+-- ---------------------------------------------------------------------------------------------
+-- Item 8: the WebSocket opening has a deadline
+-- ---------------------------------------------------------------------------------------------
+
+local WS_HANG = BASE:gsub("^http", "ws") .. "/hang"
+
+test("a server that accepts and never answers the upgrade: timeout, connect_timeout, and a default all end it", function()
+  for _, case in ipairs({ { opts = { timeout = 1 }, limit = 1 }, { opts = { connect_timeout = 1 }, limit = 1 } }) do
+    local t0 = now()
+    local e = fails("timeout", function() http.websocket(WS_HANG, case.opts) end, h.show(case.opts))
+    local took = now() - t0
+    truthy(took >= 0.9 and took < case.limit + 1.5, h.show(case.opts) .. ": about its limit: " .. took)
+    truthy(e.message:find("upgrade", 1, true), e.message)
+  end
+  -- Without either: a bound all the same (30 s), checked in a child so this file does not wait.
+  local code, out = h.run("timeout 40 " .. h.lunet() .. " -e 'local ok, e = pcall(http.websocket, \"" .. WS_HANG .. "\") print(e.kind)'")
+  eq({ code, out }, { 0, "timeout\n" }, "the default bound")
+end)
+
+-- ---------------------------------------------------------------------------------------------
+-- Item 10: an unread websocket holds a bounded number of bytes
+-- ---------------------------------------------------------------------------------------------
+
+local ws_server, ws_pid, ws_port = h.start_server("ws_server.py")
+h.cleanup(after_all, function() h.stop_server(ws_server, ws_pid) end)
+local WS = "ws://127.0.0.1:" .. ws_port
+
+-- The peak RSS (KB) of a lunet child running `code`, and what it printed.
+local function peak_kb(code)
+  local script = h.script(code)
+  local rc, out = h.run("/usr/bin/time -f 'peak=%M' " .. h.lunet() .. " " .. script)
+  eq(rc, 0, "the child: " .. out)
+  return tonumber(out:match("peak=(%d+)")), out
+end
+
+test("a websocket nobody reads holds at most buffer_bytes (16 MiB) plus a message, and every message arrives later", function()
+  -- 100 messages of 4 MiB: 400 MiB if the socket were read on regardless.
+  local kb, out = peak_kb(string.format([[
+    local ws = http.websocket("%s/flood?n=100&size=4194304")
+    task.sleep(2)                        -- nobody reads: the socket must stop being read
+    collectgarbage()
+    local n, bytes, ok = 0, 0, true
+    for data, kind in ws:messages() do
+      n = n + 1
+      bytes = bytes + #data
+      ok = ok and kind == "binary" and data:byte(1) == (n - 1) %% 256 and data:byte(-1) == (n - 1) %% 256
+    end
+    print("got", n, bytes, ok)
+  ]], WS))
+  truthy(out:find("got	100	419430400	true", 1, true), "every message, in order, intact: " .. out)
+  truthy(kb < 150 * 1024, "peak RSS " .. kb .. " KB (400 MiB were sent)")
+end)
+
 h.done()

@@ -10,13 +10,15 @@ local WebSocket = {}
 WebSocket.__index = WebSocket
 WebSocket.__name = "lunet.WebSocket"
 
-local OPTIONS = { headers = "table", protocols = "table", max_message = "number", connect_timeout = "number",
+local OPTIONS = { headers = "table", protocols = "table", max_message = "number", connect_timeout = "number", timeout = "number",
                   insecure = "boolean", ca_file = "string", proxy = "string", on_message = "function",
-                  buffer = "number", cancel = "table" }
+                  buffer = "number", buffer_bytes = "number", cancel = "table" }
 
--- Messages the reader may fall behind by before the socket is no longer read (TCP then holds
--- the server back).
+-- Messages, and bytes of them, the reader may fall behind by before the socket is no longer
+-- read (TCP then holds the server back). Both bounds hold: 256 messages of up to max_message
+-- each would be 4 GiB at the defaults.
 local DEFAULT_BUFFER = 256
+local DEFAULT_BUFFER_BYTES = 16 * 1024 * 1024
 
 local function check(opts)
   for k, v in pairs(opts) do
@@ -49,7 +51,8 @@ function WebSocket:_event(kind, a, b)
     end
     local q = self._queue
     q[#q + 1] = { a, kind }
-    if #q > self._buffer and not self._paused then
+    self._queued_bytes = self._queued_bytes + #a
+    if (#q > self._buffer or self._queued_bytes > self._buffer_bytes) and not self._paused then
       self._paused = true
       core.websocket_pause(self._id, true)
     end
@@ -92,7 +95,8 @@ function WebSocket:receive()
     while true do
       local m = table.remove(self._queue, 1)
       if m then
-        if self._paused and #self._queue <= self._buffer // 2 then
+        self._queued_bytes = self._queued_bytes - #m[1]
+        if self._paused and #self._queue <= self._buffer // 2 and self._queued_bytes <= self._buffer_bytes // 2 then
           self._paused = false
           core.websocket_pause(self._id, false)
         end
@@ -153,6 +157,7 @@ function M.open_async(session, target, opts)
   local ws = setmetatable({
     url = target, state = "connecting", _queue = {}, _waiters = {}, _pings = {},
     _opened = task.source(), _done = task.source(), _buffer = opts.buffer or DEFAULT_BUFFER,
+    _buffer_bytes = opts.buffer_bytes or DEFAULT_BUFFER_BYTES, _queued_bytes = 0,
     on_message = opts.on_message, _at_prompt = debug.getregistry()["lunet.prompt"] == true,
   }, WebSocket)
   -- The session's own header fields (kept in Lua, as each request sends them) under these.
@@ -160,7 +165,7 @@ function M.open_async(session, target, opts)
   for k, v in pairs(session.headers or {}) do headers[k] = v end
   for k, v in pairs(opts.headers or {}) do headers[k] = v end
   ws._id = core.websocket_open(session._core, target, headers, opts.protocols, {
-    connect_timeout = opts.connect_timeout, insecure = opts.insecure, ca_file = opts.ca_file, proxy = opts.proxy,
+    connect_timeout = opts.connect_timeout, timeout = opts.timeout, insecure = opts.insecure, ca_file = opts.ca_file, proxy = opts.proxy,
     max_message = opts.max_message,
   }, function(kind, a, b) ws:_event(kind, a, b) end)
   local t = ws._opened.task

@@ -34,6 +34,11 @@ public final class WebSocketConnection {
     private var decoder: WebSocketFrameDecoder
     private var assembler: WebSocketMessageAssembler
     private var closeTimer: EventLoop.TimerID?
+    /// Bounds the opening: connecting, TLS and the server's answer to the upgrade request.
+    private var openingTimer: EventLoop.TimerID?
+    /// The opening's bound when the connection names none (`timeout`, else `connect_timeout`):
+    /// a server that accepts and never answers must not hold a script for ever.
+    public static let defaultOpeningTimeout = 30.0
     /// Reading stops while the consumer is behind (`pauseReading`): TCP then holds the server back.
     private var readingPaused = false
 
@@ -117,6 +122,16 @@ public final class WebSocketConnection {
         }
         // The upgrade is HTTP/1.1 by definition (RFC 8441's HTTP/2 form is not used).
         _ = lunet_easy_setopt_long(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1)
+        // libcurl bounds the connect (CURLOPT_CONNECTTIMEOUT_MS); nothing bounds the upgrade's
+        // answer but this: the whole opening, as `timeout` (or, without one, `connect_timeout`).
+        let limit = [options.timeout, options.connectTimeout].compactMap { $0 }.first { $0 > 0 } ?? Self.defaultOpeningTimeout
+        openingTimer = loop.addTimer(after: limit) { [weak self] in
+            guard let self, self.state == .connecting || self.state == .handshake else { return }
+            self.openingTimer = nil
+            let stage = self.state == .connecting ? "connecting" : "the server has not answered the upgrade request"
+            self.fail(LunetError(.timeout, "the WebSocket opening handshake did not complete within \(limit) s (\(stage))", url: self.url),
+                      closeCode: nil, sendClose: false)
+        }
         loop.connect(h) { [self] code in connected(code) }
     }
 
@@ -259,6 +274,7 @@ public final class WebSocketConnection {
                 return fail(LunetError(.protocol, "the WebSocket handshake failed: \(e)", url: url), closeCode: nil, sendClose: false)
             case .success(let chosen):
                 state = .open
+                if let t = openingTimer { loop.cancelTimer(t); openingTimer = nil }
                 onEvent?(.open(subprotocol: chosen))
                 guard handle != nil else { return }
                 decoder.append(rest)
@@ -331,6 +347,7 @@ public final class WebSocketConnection {
         guard state != .closed else { return }
         state = .closed
         if let t = closeTimer { loop.cancelTimer(t); closeTimer = nil }
+        if let t = openingTimer { loop.cancelTimer(t); openingTimer = nil }
         if fd >= 0 { loop.unwatch(fd); fd = -1 }
         if let h = handle {
             flushLast(h)
