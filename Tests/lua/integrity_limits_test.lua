@@ -105,4 +105,22 @@ test("a websocket nobody reads holds at most buffer_bytes (16 MiB) plus a messag
   truthy(kb < 150 * 1024, "peak RSS " .. kb .. " KB (400 MiB were sent)")
 end)
 
+-- ---------------------------------------------------------------------------------------------
+-- Item 11: one command-line argument cannot exhaust memory
+-- ---------------------------------------------------------------------------------------------
+
+test("a nested-JSON index that would pad beyond 100000 is a usage error (exit 2), at once, in little memory", function()
+  for _, item in ipairs({ "a[999999999999]=1", "a[100001]=1", "x[0][99999999999999999999]:=1" }) do
+    local t0 = now()
+    local code, out = h.run("/usr/bin/time -f 'peak=%M' " .. h.lunet() .. " --offline POST " .. BASE .. "/echo '" .. item .. "'")
+    eq(code, 2, item .. ": exit status (" .. out .. ")")
+    truthy(out:find("largest index", 1, true), item .. ": the message says why: " .. out)
+    truthy(now() - t0 < 5, item .. ": at once")
+    truthy(tonumber(out:match("peak=(%d+)")) < 100 * 1024, item .. ": little memory: " .. out)
+  end
+  local code, out = h.run(h.lunet() .. " --offline --print=B POST " .. BASE .. "/echo 'a[100000]=1'")
+  eq(code, 0, "the largest index still works")
+  eq(#json.decode(out).a, 100001, "padded to it")
+end)
+
 h.done()

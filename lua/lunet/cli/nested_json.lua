@@ -6,6 +6,11 @@ local json = require "lunet.json"
 
 local M = {}
 
+-- The largest array index an item may name. An index pads the array with nulls up to it
+-- (HTTPie's rule), so one argument like `a[999999999999]=1` would build a body of terabytes:
+-- past this (a body of ~500 KB of nulls) it is a usage error.
+M.MAX_INDEX = 100000
+
 -- A path: "name[seg][seg]..." or "[seg]..." (the top level is an array then). A segment is
 -- empty (append), digits (an index from 0) or anything else (a key). Backslash escapes `[`,
 -- `]` and itself. Returns the list of steps { kind = "key"|"index"|"append", value }, or nil
@@ -45,7 +50,11 @@ function M.parse_path(key)
     elseif seg:find("^%-%d+$") then
       return nil, "negative indexes are not supported"
     elseif seg:find("^%d+$") then
-      steps[#steps + 1] = { kind = "index", value = tonumber(seg) }
+      local index = tonumber(seg)
+      if index > M.MAX_INDEX then
+        return nil, string.format("index %s would pad the array with nulls up to it; the largest index an item may name is %d", seg, M.MAX_INDEX)
+      end
+      steps[#steps + 1] = { kind = "index", value = index }
     else
       steps[#steps + 1] = { kind = "key", value = seg }
     end
