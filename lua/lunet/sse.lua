@@ -18,13 +18,19 @@ Stream.__name = "lunet.EventStream"
 
 local OPTIONS = { headers = "table", on_event = "function", retry = "number", max_delay = "number",
                   max_retries = "number", timeout = "number", connect_timeout = "number", cancel = "table",
-                  insecure = "boolean", ca_file = "string", proxy = "string", query = "any", buffer = "number" }
+                  insecure = "boolean", ca_file = "string", proxy = "string", query = "any", buffer = "number",
+                  max_event = "number" }
 
 -- Failures after which a stream connects again (a dropped or refused connection, a stall).
 local RECONNECT_ON = { connect = true, dns = true, timeout = true, protocol = true }
 
 -- Events waiting for the iterator: past this many, the stream waits (and its transfer pauses).
 local DEFAULT_BUFFER = 256
+
+-- The shortest wait before connecting again, whatever the server's `retry` says (0 included):
+-- a server that answers at once and closes must not get thousands of connections a second.
+-- A connection that delivers no event doubles the wait (up to max_delay).
+local MIN_DELAY = 0.1
 
 local function check(opts)
   for k, v in pairs(opts) do
@@ -106,7 +112,6 @@ function Stream:_connect()
           self._current:cancel(wrong_type)
           return
         end
-        self.delay = self.retry   -- a connection that works resets the backoff
         self.connected = self.connected + 1
       end
       for i = 1, #chunks do
@@ -115,7 +120,8 @@ function Stream:_connect()
           self:_emit(evs, #evs)
           if self.closed then return end
         end
-        if p.retry then self.retry, self.delay, p.retry = p.retry / 1000, p.retry / 1000, nil end
+        -- The server's retry, within max_delay (a server may not park the client for a day).
+        if p.retry then self.retry, self.delay, p.retry = math.min(p.retry / 1000, self.max_delay), math.min(p.retry / 1000, self.max_delay), nil end
       end
     end,
   }
@@ -151,16 +157,19 @@ function Stream:_run()
   while not self.closed do
     local before = self.count
     if self:_connect() == "stop" then break end
-    if self.count > before then tries = 0 end
+    -- A connection that delivered events resets the backoff; one that delivered none (an
+    -- empty answer, a drop) keeps doubling it.
+    if self.count > before then tries, self.delay = 0, self.retry end
     tries = tries + 1
     if self.max_retries and tries > self.max_retries then
       self.error = self.error or errors.new("connect", "the event stream gave up after " .. self.max_retries .. " reconnects", { url = self.url })
       break
     end
     self.reconnects = self.reconnects + 1
-    self._sleep = task.delay(self.delay)
+    local wait = math.min(math.max(self.delay, MIN_DELAY), math.max(self.max_delay, MIN_DELAY))
+    self._sleep = task.delay(wait)
     pcall(self._sleep.await, self._sleep)
-    self.delay = math.min(self.delay * 2, self.max_delay)
+    self.delay = math.min(wait * 2, self.max_delay)
   end
   self.closed = true
   if self._waiter then local w = self._waiter; self._waiter = nil; w:resolve(false) end
@@ -217,7 +226,7 @@ function M.open(session, url, opts)
   check(opts)
   local retry = (opts.retry or 3000) / 1000
   local s = setmetatable({
-    session = session, url = url, _opts = opts, _parser = parser.new(), _queue = {}, _head = 1, _tail = 0,
+    session = session, url = url, _opts = opts, _parser = parser.new(opts.max_event), _queue = {}, _head = 1, _tail = 0,
     _buffer = opts.buffer or DEFAULT_BUFFER, on_event = opts.on_event,
     retry = retry, delay = retry, max_delay = (opts.max_delay or 30000) / 1000, max_retries = opts.max_retries,
     count = 0, connected = 0, reconnects = 0, closed = false,
