@@ -25,6 +25,7 @@ to /_log; tests read the record to see what reached this origin, or that nothing
   /sse/long-line?size=N  one field of N bytes written 1 KiB at a time, no line end until the last
   /sse/retry?key=K&ms=M  "retry: M", one event, then the connection closes; counted by K
   /sse/empty?key=K       200 text/event-stream with an empty body; counted by K
+  /sse/hold?s=S          one event, then the stream stays open S seconds (at most 60)
   /sse/count?of=W&key=K how many connections /sse/W had for K
 """
 import json
@@ -183,6 +184,10 @@ class Handler(BaseHTTPRequestHandler):
                 w.write(b"retry: " + q.get("ms", "0").encode() + b"\ndata: one\n\n")
             elif what == "empty":
                 pass
+            elif what == "hold":
+                w.write(b"data: open\n\n")
+                w.flush()
+                self.wait_for_close(min(60.0, float(q.get("s", "10"))))
             w.flush()
         except OSError:
             pass

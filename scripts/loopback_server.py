@@ -8,8 +8,12 @@ import threading
 from http.server import ThreadingHTTPServer
 
 
+class Server(ThreadingHTTPServer):
+    request_queue_size = 256  # tests open many connections at once (socketserver's default is 5)
+
+
 def serve(handler, lifetime=600):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server = Server(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     print(server.server_address[1], flush=True)
     threading.Timer(lifetime, server.shutdown).start()

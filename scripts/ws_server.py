@@ -191,6 +191,7 @@ class Handler(socketserver.BaseRequestHandler):
 class Server(socketserver.ThreadingTCPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 256  # many clients connect at once (socketserver's default is 5)
     tls = None  # an ssl.SSLContext when serving wss://
 
     def get_request(self):

@@ -119,6 +119,7 @@ static int load_locked(void) {
     FIND(multi_poll, "curl_multi_poll");
     FIND(multi_info_read, "curl_multi_info_read");
     FIND(multi_setopt, "curl_multi_setopt");
+    FIND(multi_socket_action, "curl_multi_socket_action");
     FIND(share_init, "curl_share_init");
     FIND(share_cleanup, "curl_share_cleanup");
     FIND(share_setopt, "curl_share_setopt");

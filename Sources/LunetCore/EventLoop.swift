@@ -15,6 +15,9 @@ import Glibc
 public final class EventLoop {
     /// Made with the first transfer (see `connectionPool`).
     private var multi: UnsafeMutableRawPointer?
+    /// Long-lived connections (websockets, event streams), on a multi handle of their own with
+    /// no connection caps; made with the first one (EventLoop+Streams.swift).
+    var streams: StreamPool?
     /// Written by `submit` from other threads; the loop waits on it beside its sockets.
     private let wakeFD: Int32
     private let owner = pthread_self()
@@ -48,7 +51,7 @@ public final class EventLoop {
     /// Handles that only connected (CURLOPT_CONNECT_ONLY, a WebSocket's connection): they stay
     /// in the multi handle while their owner uses them, as libcurl requires for
     /// curl_easy_send/recv, and are not transfers.
-    private var connecting: [UInt: (CURLcode) -> Void] = [:]
+    var connecting: [UInt: (CURLcode) -> Void] = [:]
     /// Things that will produce events later (open WebSockets): the loop is not idle while any is.
     public var holds = 0
     private let inbox = Inbox()
@@ -81,6 +84,12 @@ public final class EventLoop {
     }
 
     deinit {
+        if let streams {
+            for t in running.all where t.longLived {
+                if let h = t.handle { lunet_curl_multi_remove_handle(streams.multi, h.raw); h.cleanup(); t.handle = nil }
+            }
+            self.streams = nil
+        }
         if let multi {
             for t in running.all {
                 if let h = t.handle {
@@ -97,7 +106,7 @@ public final class EventLoop {
 
     /// The multi handle, made (and libcurl opened) on first use; the error naming what is
     /// missing when libcurl cannot be loaded.
-    private func connectionPool() -> Result<UnsafeMutableRawPointer, LunetError> {
+    func connectionPool() -> Result<UnsafeMutableRawPointer, LunetError> {
         if let multi { return .success(multi) }
         if let problem = CurlGlobal.load() { return .failure(problem) }
         let m = lunet_curl_multi_init()!
@@ -161,11 +170,12 @@ public final class EventLoop {
         assertOwner()
         guard t.state == .created else { return t }
         t.loop = self
-        let multi: UnsafeMutableRawPointer
+        var multi: UnsafeMutableRawPointer
         switch connectionPool() {
         case .success(let m): multi = m
         case .failure(let problem): return fail(t, LunetError(problem.kind, problem.message, url: t.request.url))
         }
+        if t.longLived { multi = streamPool().multi }
         // A transfer with cookies leaves its handle to be reset (see release), so it has no
         // profile to hand on.
         let profile = cookies == nil ? profile(for: t) : nil
@@ -194,7 +204,7 @@ public final class EventLoop {
         t.runningKey = running.insert(t)
         t.markRunning()
         lunet_curl_multi_add_handle(multi, h.raw)
-        addedSinceLastPerform = true
+        if !t.longLived { addedSinceLastPerform = true }   // the stream pool's timer says when (StreamPool)
         return t
     }
 
@@ -269,7 +279,7 @@ public final class EventLoop {
         t.handle = nil
         handle.transfer = nil
         let h = handle.raw
-        if let multi { lunet_curl_multi_remove_handle(multi, h) }
+        if t.longLived, let streams { lunet_curl_multi_remove_handle(streams.multi, h) } else if let multi { lunet_curl_multi_remove_handle(multi, h) }
         if let profile, configuredHandles.count < 64 {
             // Its options stay as they are: what curl reads by pointer (the error buffer, the
             // URL handle, the header list) is the EasyHandle's, alive while the handle is.
@@ -290,7 +300,11 @@ public final class EventLoop {
     }
 
     private func finishCompleted() {
-        guard let multi else { return }
+        if let multi { finishCompleted(on: multi) }
+        if let streams { finishCompleted(on: streams.multi) }
+    }
+
+    private func finishCompleted(on multi: UnsafeMutableRawPointer) {
         var left: Int32 = 0
         while let msg = lunet_curl_multi_info_read(multi, &left) {
             guard lunet_msg_is_done(msg) != 0, let h = lunet_msg_handle(msg) else { continue }
@@ -383,7 +397,9 @@ public final class EventLoop {
 
     /// The descriptors poll waits on besides curl's: the wakeup descriptor first, then the
     /// watched ones. Made again only when the watched descriptors change, not every turn.
-    private var waitList: [curl_waitfd]?
+    var waitList: [curl_waitfd]?
+    /// Where the stream pool's sockets start in the wait list (EventLoop+Streams.swift).
+    var streamEntriesStart = 1
 
     private func currentWaitList() -> [curl_waitfd] {
         if let waitList { return waitList }
@@ -392,6 +408,9 @@ public final class EventLoop {
             let events = (watchers[fd] != nil ? CURL_WAIT_POLLIN : 0) | (writeWatchers[fd] != nil ? CURL_WAIT_POLLOUT : 0)
             list.append(curl_waitfd(fd: fd, events: Int16(events), revents: 0))
         }
+        // The stream pool's sockets come last: poll's answers for them go to libcurl.
+        streamEntriesStart = list.count
+        appendStreamSockets(to: &list)
         waitList = list
         return list
     }
@@ -403,20 +422,20 @@ public final class EventLoop {
     /// until `disconnect`. Fails at once (on a later turn) when libcurl cannot be loaded.
     public func connect(_ handle: UnsafeMutableRawPointer, done: @escaping (CURLcode) -> Void) {
         assertOwner()
-        guard case .success(let multi) = connectionPool() else {
+        guard case .success = connectionPool() else {
             addTimer(after: 0) { done(CURLE_FAILED_INIT) }
             return
         }
+        // A websocket lives long: on the stream pool, which no per-host cap limits (StreamPool).
         connecting[UInt(bitPattern: Int(bitPattern: handle))] = done
-        lunet_curl_multi_add_handle(multi, handle)
-        addedSinceLastPerform = true
+        lunet_curl_multi_add_handle(streamPool().multi, handle)
     }
 
     /// Takes a connect-only handle out of the multi handle and frees it (closing its connection).
     public func disconnect(_ handle: UnsafeMutableRawPointer) {
         assertOwner()
         connecting.removeValue(forKey: UInt(bitPattern: Int(bitPattern: handle)))
-        if let multi { lunet_curl_multi_remove_handle(multi, handle) }
+        if let streams { lunet_curl_multi_remove_handle(streams.multi, handle) }
         lunet_curl_easy_cleanup(handle)
     }
 
@@ -471,9 +490,11 @@ public final class EventLoop {
             if let next = timers.nextDeadline() {
                 timeout = Int32(max(0, min(1000, ((next - Self.now()) * 1000).rounded(.up))))
             }
-            if running.isEmpty && watchers.isEmpty && timers.isEmpty && inbox.isEmpty { timeout = 0 }
+            if let ms = streams?.milliseconds(untilDeadlineFrom: Self.now()) { timeout = min(timeout, ms) }
+            if running.isEmpty && watchers.isEmpty && timers.isEmpty && inbox.isEmpty && connecting.isEmpty { timeout = 0 }
         }
         poll(timeout: timeout)
+        streams?.runTimeoutsIfDue(now: Self.now())
         var still: Int32 = 0
         if let multi { lunet_curl_multi_perform(multi, &still) }
         deliverEvents()
@@ -506,7 +527,8 @@ public final class EventLoop {
             var count: UInt64 = 0
             _ = read(wakeFD, &count, 8)   // reset: the inbox is drained after the poll
         }
-        for fd in fds.dropFirst() where fd.revents != 0 {
+        dispatchStreamSockets(fds[streamEntriesStart...])
+        for fd in fds[1..<streamEntriesStart] where fd.revents != 0 {
             if fd.revents & Int16(CURL_WAIT_POLLOUT) != 0, let fn = writeWatchers.removeValue(forKey: fd.fd) {
                 waitList = nil
                 fn()

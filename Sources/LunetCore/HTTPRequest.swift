@@ -25,6 +25,10 @@ public struct HTTPRequest {
     /// The Cookie pairs the session's jar adds to this request (CookieMatch), set only where a
     /// cache must tell cookie holders apart (Session+Cache); nil otherwise.
     public var jarCookies: String?
+    /// A connection that lives as long as its consumer wants (an event stream): it runs on the
+    /// loop's stream pool, which no connection cap limits, and no session's max_concurrent line
+    /// holds it (StreamPool.swift).
+    public var longLived: Bool
 
     // Every stored property set here, none by a default on its declaration: with defaults the
     // optimized init built the request, copied it (a retain of each field) and destroyed the
@@ -40,6 +44,7 @@ public struct HTTPRequest {
         self.cachePolicy = nil
         self.offlineMissResponse = false
         self.jarCookies = nil
+        self.longLived = false
     }
 
     /// Whether the request decides header `name` itself: it sets it, or removes it.

@@ -283,6 +283,12 @@ public final class Session {
             configure?(t)
             return loop.startConfigured(t, cookies: cookies)
         }
+        // A long-lived stream holds no slot of the line: it would hold it for as long as it lives.
+        if prepared.longLived {
+            let t = Transfer(request: consume prepared, completion: completion)
+            configure?(t)
+            return loop.startConfigured(t, cookies: cookies)
+        }
         var transfer: Transfer!
         transfer = Transfer(request: prepared) { [weak self] result in
             self?.finished(transfer)

@@ -65,6 +65,8 @@ public final class Transfer {
     public var streamChunks = false
     /// Whether curl reports progress (see `progress`).
     public var wantsProgress = false
+    /// An event stream's: on the loop's stream pool (HTTPRequest.longLived).
+    var longLived: Bool { request.longLived }
     /// Keep the request head exactly as libcurl sent it (HAR recordings: it has the Cookie
     /// header the jar added, which the prepared request does not). The last one, after redirects.
     var capturesSentHead: Bool { request.options.recordsSentHead == true }

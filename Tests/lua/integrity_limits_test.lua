@@ -123,4 +123,48 @@ test("a nested-JSON index that would pad beyond 100000 is a usage error (exit 2)
   eq(#json.decode(out).a, 100001, "padded to it")
 end)
 
+-- ---------------------------------------------------------------------------------------------
+-- Item 7: long-lived streams do not take the slots requests need
+-- ---------------------------------------------------------------------------------------------
+
+test("70 websockets to one host open, and a request to that host still goes through", function()
+  local open = {}
+  for i = 1, 70 do open[i] = http.websocket_async(WS .. "/echo") end
+  local sockets = task.all(open):await()
+  eq(#sockets, 70, "all 70 opened (the per-host cap is 64)")
+  sockets[70]:send("last")
+  eq(sockets[70]:receive():await(), "last", "the 70th works")
+  local r = http.get("http://127.0.0.1:" .. ws_port .. "/last-close?key=none", { timeout = 5 })
+  eq(r.status, 200, "a request to the same host:port, with 70 websockets open")
+  for _, ws in ipairs(sockets) do ws:close() end
+end)
+
+test("with per_host = 2, ten event streams and ten websockets leave the requests their slots", function()
+  with_limits({ per_host = 2 }, function()
+    local streams, events, sockets = {}, {}, {}
+    for i = 1, 10 do
+      streams[i] = http.sse(BASE .. "/sse/hold?s=20")
+      events[i] = streams[i]:events()
+      sockets[i] = http.websocket(WS .. "/echo")
+    end
+    -- Each stream got its first event: its connection is open.
+    for i = 1, 10 do eq(events[i]().data, "open", "stream " .. i .. " is open") end
+    local t0 = now()
+    local tasks = {}
+    for i = 1, 6 do tasks[i] = http.get_async(BASE .. "/echo?i=" .. i, { timeout = 5 }) end
+    for _, r in ipairs(task.all(tasks):await()) do eq(r.status, 200, "a request beside the streams") end
+    truthy(now() - t0 < 3, "at once: " .. (now() - t0))
+    for i = 1, 10 do streams[i]:close(); sockets[i]:close() end
+  end)
+end)
+
+test("a session's max_concurrent line holds requests, not event streams", function()
+  local s = http.session{ max_concurrent = 1 }
+  local stream = s:sse(BASE .. "/sse/hold?s=20")
+  local events = stream:events()
+  eq(events().data, "open", "the stream is open")
+  eq(s:get(BASE .. "/echo", { timeout = 5 }).status, 200, "the session's request went through beside it")
+  stream:close()
+end)
+
 h.done()

@@ -47,6 +47,8 @@ local REQUEST_OPTIONS = {
   cert = "string", cert_key = "string", cert_password = "string", netrc = "any",
   -- used by lunet.download: a file target, progress and chunk events, an upload from a file
   _download = "table", _progress = "boolean", _stream = "boolean", _on_events = "function", _upload_file = "string",
+  -- used by lunet.sse: a connection that lives long (the stream pool, no connection caps)
+  _long_lived = "boolean",
   -- used by the command line (-v): keep the head libcurl sent
   _record_head = "boolean",
   -- used by lunet.auth: a token request is not recorded (its answer is the token)
@@ -199,7 +201,7 @@ local function build(session, opts)
     download = opts._download, progress = opts._progress, stream = opts._stream or opts.on_chunk ~= nil,
     events_handler = opts._on_events or (opts.on_chunk and chunks_to(opts.on_chunk)),
     upload_file = opts._upload_file, cache_policy = opts.cache, record_head = opts._record_head,
-    offline_miss_504 = offline_miss_504(opts.offline_miss),
+    offline_miss_504 = offline_miss_504(opts.offline_miss), long_lived = opts._long_lived,
   }
 end
 

@@ -101,7 +101,7 @@ function Stream:_connect()
     method = "GET", url = self.url, headers = headers, query = self._opts.query,
     connect_timeout = self._opts.connect_timeout, timeout = self._opts.timeout,
     insecure = self._opts.insecure, ca_file = self._opts.ca_file, proxy = self._opts.proxy,
-    _stream = true,
+    _stream = true, _long_lived = true,
     _on_events = function(_, _, _, _, chunks, id)
       if not chunks or self.closed then return end
       if first then

@@ -56,6 +56,7 @@ typedef struct {
     CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned int, int, int *);
     CURLMsg *(*multi_info_read)(CURLM *, int *);
     CURLMcode (*multi_setopt)(CURLM *, CURLMoption, ...);
+    CURLMcode (*multi_socket_action)(CURLM *, curl_socket_t, int, int *);
     CURLSH *(*share_init)(void);
     CURLSHcode (*share_cleanup)(CURLSH *);
     CURLSHcode (*share_setopt)(CURLSH *, CURLSHoption, ...);
@@ -180,6 +181,24 @@ static inline CURLcode lunet_easy_getinfo_socket(CURL *h, CURLINFO i, int *v) {
     return c;
 }
 static inline CURLMcode lunet_multi_setopt_long(CURLM *m, CURLMoption o, long v) { return lunet_curl.multi_setopt(m, o, v); }
+static inline CURLMcode lunet_multi_setopt_ptr(CURLM *m, CURLMoption o, void *v) { return lunet_curl.multi_setopt(m, o, v); }
+static inline CURLMcode lunet_multi_setopt_socketfunction(CURLM *m, curl_socket_callback f) {
+    return lunet_curl.multi_setopt(m, CURLMOPT_SOCKETFUNCTION, f);
+}
+static inline CURLMcode lunet_multi_setopt_timerfunction(CURLM *m, curl_multi_timer_callback f) {
+    return lunet_curl.multi_setopt(m, CURLMOPT_TIMERFUNCTION, f);
+}
+/// curl_multi_socket_action with a plain int for the socket (CURL_SOCKET_TIMEOUT is -1).
+static inline CURLMcode lunet_curl_multi_socket_action(CURLM *m, int fd, int mask, int *running) {
+    return lunet_curl.multi_socket_action(m, (curl_socket_t)fd, mask, running);
+}
+/// CURL_POLL_* and CURL_CSELECT_* as plain ints for Swift (macros it does not import).
+static inline int lunet_poll_in(void) { return CURL_POLL_IN; }
+static inline int lunet_poll_out(void) { return CURL_POLL_OUT; }
+static inline int lunet_poll_remove(void) { return CURL_POLL_REMOVE; }
+static inline int lunet_cselect_in(void) { return CURL_CSELECT_IN; }
+static inline int lunet_cselect_out(void) { return CURL_CSELECT_OUT; }
+static inline int lunet_cselect_err(void) { return CURL_CSELECT_ERR; }
 static inline CURLSHcode lunet_share_setopt_long(CURLSH *s, CURLSHoption o, long v) { return lunet_curl.share_setopt(s, o, v); }
 
 /// curl's message record, read without touching its union from Swift.

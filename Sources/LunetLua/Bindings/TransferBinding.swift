@@ -102,6 +102,7 @@ enum TransferBinding {
         var uploadFile: String?
         var cachePolicy: String?
         var offlineMissResponse = false
+        var longLived = false
         var target: FileTarget?
         var wantsProgress = false
         var stream = false
@@ -123,6 +124,7 @@ enum TransferBinding {
             case "upload_file": uploadFile = s.string(-1)
             case "cache_policy": cachePolicy = s.string(-1)
             case "offline_miss_504": offlineMissResponse = s.bool(-1)
+            case "long_lived": longLived = s.bool(-1)
             // A download: { path, offset, range_start, on_whole = "restart" | "fail" }
             case "download":
                 if s.type(-1) == LUA_TTABLE, let path = s.stringField(-1, "path") {
@@ -158,6 +160,7 @@ enum TransferBinding {
             request.cachePolicy = p
         }
         request.offlineMissResponse = offlineMissResponse
+        request.longLived = longLived
         if anyOption { request.options = options }
 
         let host = LuaHost.from(L)
