@@ -21,6 +21,9 @@ to /_log; tests read the record to see what reached this origin, or that nothing
                          of K gets 200, ETag "v1", N bytes of "a", cut after half; any request
                          with a Range then gets 206 of version 2 (ETag "v2", bytes "b"), If-Range
                          ignored; a request without one gets the whole version 2 (200)
+  /etag-mixed?key=K&size=N  version 1 to HEAD (ETag "v1", Accept-Ranges); range requests get
+                         version 1 and version 2 ("b", ETag "v2") in turn, If-Range ignored;
+                         a GET without a Range gets the whole version 2
   /sse/endless-event?limit=BYTES   data lines without the blank line that ends an event
   /sse/long-line?size=N  one field of N bytes written 1 KiB at a time, no line end until the last
   /sse/retry?key=K&ms=M  "retry: M", one event, then the connection closes; counted by K
@@ -122,6 +125,8 @@ class Handler(BaseHTTPRequestHandler):
             return self.send_all(206, b"hello", "application/octet-stream", [("Content-Range", "bytes 0-4/100")])
         if p == "/etag-flip":
             return self.etag_flip(q)
+        if p == "/etag-mixed":
+            return self.etag_mixed(q)
         if p.startswith("/sse/"):
             return self.sse(p[5:], q)
         return self.send_all(404, b"no such path")
@@ -151,6 +156,27 @@ class Handler(BaseHTTPRequestHandler):
                                  [("ETag", '"v2"'), ("Content-Range", "bytes %d-%d/%d" % (start, end, size)),
                                   ("Accept-Ranges", "bytes")])
         return self.send_all(200, b"b" * size, "application/octet-stream", [("ETag", '"v2"'), ("Accept-Ranges", "bytes")])
+
+    def etag_mixed(self, q):
+        size = int(q.get("size", "1048576"))
+        if self.command == "HEAD":
+            self.send_response(200)
+            for k, v in (("Content-Length", str(size)), ("ETag", '"v1"'), ("Accept-Ranges", "bytes"),
+                         ("Content-Type", "application/octet-stream")):
+                self.send_header(k, v)
+            self.end_headers()
+            return
+        rng = self.headers.get("Range")
+        if not rng:
+            return self.send_all(200, b"b" * size, "application/octet-stream", [("ETag", '"v2"')])
+        n = bump("etag-mixed:" + q.get("key", ""))
+        version, letter = ('"v1"', b"a") if n % 2 == 1 else ('"v2"', b"b")
+        start_s, _, end_s = rng[6:].partition("-")
+        start = int(start_s or 0)
+        end = min(int(end_s) if end_s else size - 1, size - 1)
+        return self.send_all(206, letter * (end - start + 1), "application/octet-stream",
+                             [("ETag", version), ("Content-Range", "bytes %d-%d/%d" % (start, end, size)),
+                              ("Accept-Ranges", "bytes")])
 
     def sse(self, what, q):
         key = "sse:" + what + ":" + q.get("key", "")

@@ -16,6 +16,11 @@ public final class FileTarget {
     /// Where to save the validators (URL, ETag, Last-Modified, length) when the body starts, so
     /// a later process can resume; nil for none.
     public var metaPath: String?
+    /// The validator the bytes already in the file were sent with (a resume, a segment): a
+    /// 206 must carry the same one, or it is part of another version of the resource and the
+    /// two must not be combined (RFC 9110 §15.3.7.3). nil: the file holds nothing yet.
+    public var expectedETag: String?
+    public var expectedLastModified: String?
     public var url = ""
     public private(set) var offset: Int64
     public private(set) var written: Int64 = 0
@@ -48,17 +53,23 @@ public final class FileTarget {
     func begin(status: Int, headers: HTTPHeaders) -> LunetError? {
         decided = true
         let contentRange = headers["Content-Range"]
-        if let problem = check(status: status, contentRange: contentRange) { return problem }
+        if let problem = check(status: status, contentRange: contentRange, headers: headers) { return problem }
         if let metaPath { saveMeta(metaPath, headers: headers, status: status) }
         return nil
     }
 
-    private func check(status: Int, contentRange: String?) -> LunetError? {
+    private func check(status: Int, contentRange: String?, headers: HTTPHeaders) -> LunetError? {
         guard let start = rangeStart else {
+            // The whole resource was asked for: part of it is not the file (a server that answers
+            // a plain GET with "206 bytes 0-4/100" must not end as a 5-byte download).
+            if status == 206 {
+                return LunetError(.protocol, "the server answered a request for the whole resource with part of it (206, \(contentRange ?? "no Content-Range")): nothing was saved", url: url)
+            }
             if status == 200 && offset > 0 { return truncateToZero() }
             return nil
         }
         if status == 206 {
+            if let problem = versionProblem(headers) { return problem }
             // "bytes 1000-1999/5000": the first number must be where we asked to start.
             let spec = contentRange?.split(separator: " ").last?.split(separator: "-").first
             guard let first = spec.flatMap({ Int64($0) }), first == start else {
@@ -71,6 +82,18 @@ public final class FileTarget {
             case .restart: return truncateToZero()
             case .fail: return LunetError(.protocol, "the server answered a range request with the whole body")
             }
+        }
+        return nil
+    }
+
+    /// Why a 206's bytes cannot join those in the file: another (or no) validator than the one
+    /// they were sent with. A server that ignores If-Range sends the new version's bytes.
+    private func versionProblem(_ headers: HTTPHeaders) -> LunetError? {
+        if let etag = expectedETag, headers["ETag"] != etag {
+            return LunetError(.protocol, "the server sent part of another version of the resource (ETag \(headers["ETag"] ?? "none"), not \(etag)): it is not combined with the bytes already saved", url: url)
+        }
+        if expectedETag == nil, let modified = expectedLastModified, headers["Last-Modified"] != modified {
+            return LunetError(.protocol, "the server sent part of another version of the resource (Last-Modified \(headers["Last-Modified"] ?? "none"), not \(modified)): it is not combined with the bytes already saved", url: url)
         }
         return nil
     }

@@ -114,7 +114,7 @@ end
 -- `r`, or kind `status` when the server did not answer 2xx.
 local function must_be_2xx(r)
   if r.status < 200 or r.status > 299 then
-    errors.raise("status", string.format("the server answered %d %s", r.status, r.reason), { url = r.url, response = r })
+    errors.raise("status", string.format("the server answered %d %s", r.status, r.reason), { url = r.url, response = r, status = r.status })
   end
   return r
 end
@@ -150,7 +150,9 @@ local function fetch_missing(session, url, part, record, opts, report, save)
     local seg, base = m.segment, m.segment.done
     local o = request_options(opts, {
       method = "GET", url = url, _progress = true, _stream = opts.on_chunk ~= nil,
-      _download = { path = part, offset = m.from, range_start = m.from, on_whole = "fail", durable = true },
+      -- A part must be of the version the record holds (FileTarget refuses another ETag).
+      _download = { path = part, offset = m.from, range_start = m.from, on_whole = "fail", durable = true,
+                    etag = record.etag, last_modified = record.last_modified },
     })
     o.headers["Range"] = "bytes=" .. m.from .. "-" .. (m.to and tostring(m.to) or "")
     if validator then o.headers["If-Range"] = validator end
@@ -227,7 +229,13 @@ local function fresh_single(session, url, part, meta_path, opts, report)
     if chunks and opts.on_chunk then for _, c in ipairs(chunks) do opts.on_chunk(c) end end
     if report then report(dl, dltotal > 0 and dltotal or nil) end
   end)
-  local r = must_be_2xx(request_with_callbacks(session, o, state))
+  local ok, r = pcall(function() return must_be_2xx(request_with_callbacks(session, o, state)) end)
+  if not ok then
+    -- Nothing of the body was kept (a refused answer, a failure before the first byte): there
+    -- is nothing to resume, so nothing is left behind.
+    if (core.file_size(part) or 0) == 0 then os.remove(part); os.remove(meta_path) end
+    error(r, 0)
+  end
   local written = core.response_download(r._raw) or 0
   local m = read_meta(meta_path) or {}
   local length = math.tointeger(m.length)

@@ -132,6 +132,8 @@ enum TransferBinding {
                     let t = FileTarget(path: path, offset: Int64(s.integerField(-1, "offset") ?? 0), rangeStart: rangeStart,
                                        onWhole: s.stringField(-1, "on_whole") == "fail" ? .fail : .restart)
                     t.metaPath = s.stringField(-1, "meta")
+                    t.expectedETag = s.stringField(-1, "etag")
+                    t.expectedLastModified = s.stringField(-1, "last_modified")
                     t.startsWriteback = s.boolField(-1, "durable") == true
                     target = t
                 }

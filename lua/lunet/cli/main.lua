@@ -7,6 +7,7 @@ local errors = require "lunet.errors"
 local args = require "lunet.cli.args"
 local build = require "lunet.cli.build"
 local http = require "lunet.http"
+local output = require "lunet.cli.output"
 
 local M = {}
 
@@ -212,6 +213,16 @@ local function error_status(e)
   return EXIT.error
 end
 
+-- `lunet -d -c` on a file that is there whole: lunet renames a download into place only when
+-- complete, so a file with no .part beside it is complete; it is not fetched again when the
+-- server still gives that length (HTTPie says the same of a finished download).
+local function already_complete(session, target, dest, headers)
+  local size = core.file_size(dest)
+  if not size or core.file_size(dest .. ".part") then return false end
+  local ok, r = pcall(session.request, session, { method = "HEAD", url = target, headers = headers })
+  return ok and r.status == 200 and tonumber(r.headers["content-length"]) == size
+end
+
 local function run(argv)
   local p, err = args.parse(argv)
   if not p then say("%s", err) return EXIT.usage end
@@ -230,7 +241,6 @@ local function run(argv)
   q, err = build.request(p, read_file, stdin)
   if not q then say("%s", err) return EXIT.usage end
 
-  local out = io.stdout
   local to_terminal = core.isatty(1) and not o.output
   local want
   want, err = print_spec(o, to_terminal)
@@ -259,22 +269,28 @@ local function run(argv)
   -- written byte for byte, with no formatting to load).
   local render = setmetatable({}, { __index = function(_, name) return require("lunet.cli.render")[name] end })
 
+  -- What is printed goes to standard output or -o FILE (lunet.cli.output: FILE appears only
+  -- when complete), in order: emit() collects, flush() writes, done() completes it.
   local chunks = {}
   local function emit(s) chunks[#chunks + 1] = s end
+  local dest, dest_err
+  local function destination()
+    if not dest then dest, dest_err = output.open(o.output and not o.download and o.output or nil) end
+    if not dest then say("%s", dest_err) end
+    return dest
+  end
   local function flush()
+    if not destination() then return false end
     local text = table.concat(chunks)
     chunks = {}
-    if o.output and not o.download then
-      local f, ferr = io.open(o.output, "wb")
-      if not f then say("-o %s: %s", o.output, ferr) return false end
-      local ok, werr = f:write(text)
-      local closed = f:close()
-      if not ok or not closed then say("-o %s: %s", o.output, werr or "the write failed") return false end
-    else
-      out:write(text)
-      out:flush()
-    end
+    local ok, werr = pcall(dest.write, dest, text)
+    if not ok then say("%s", tostring(werr)) dest.abort() return false end
     return true
+  end
+  local function done()
+    local ok, cerr = dest.commit()
+    if not ok then say("%s", cerr) end
+    return ok
   end
 
   if o.curl then
@@ -299,18 +315,27 @@ local function run(argv)
       if q.body then emit(render.body(q.body, q.content_type, look) .. "\n")
       elseif q.multipart then emit(multipart_summary(q.multipart) .. "\n") end
     end
-    return flush() and EXIT.ok or EXIT.error
+    return flush() and done() and EXIT.ok or EXIT.error
   end
 
   if o.har then http.record(o.har) end
   if o.download then
     local names = require "lunet.cli.download_name"
     local dest = o.output or names.untaken(names.from_url(q.url), o.continue)
+    if o.continue and already_complete(session, q.url, dest, opts.headers) then
+      io.stderr:write(string.format("lunet: %s is already complete (%d bytes): nothing was downloaded\n", dest, core.file_size(dest)))
+      return EXIT.ok
+    end
     local ok, result = pcall(function()
       return http.download(q.url, dest, { session = session, resume = o.continue == true, progress = true, headers = opts.headers })
     end)
     if not ok then
       say("%s", errors.is(result) and tostring(result) or errors.describe(result))
+      -- --check-status: the status's class, as for any request (HTTPie's 3, 4, 5).
+      if o["check-status"] and errors.is(result) and result.kind == "status" and result.status then
+        local class = result.status // 100
+        if class >= 3 and class <= 5 then return class end
+      end
       return errors.is(result) and error_status(result) or EXIT.error
     end
     -- The server's name for it, when it gives one and the user did not (HTTPie's choice too).
@@ -326,9 +351,20 @@ local function run(argv)
     return EXIT.ok
   end
 
+  -- A body printed byte for byte is written as it arrives, whatever its size (max_body bounds
+  -- bodies held in memory): straight out when it is all that is printed, else kept in a
+  -- temporary file until the heads before it are out (lunet.cli.output). Not with --cache,
+  -- which keeps the body (and whose answers come from memory).
+  local sink
+  if want.b and not (to_terminal or look.format or look.color) and not o.cache then
+    if not destination() then return EXIT.error end
+    sink = output.body_sink(dest, not (want.H or want.B or want.h))
+    opts.on_chunk = sink.write
+  end
   local ok, r = pcall(session.request, session, opts)
   if not ok then
     local e = r
+    if dest then dest.abort() end
     say("%s", errors.is(e) and tostring(e) or errors.describe(e))
     return errors.is(e) and error_status(e) or EXIT.error
   end
@@ -352,7 +388,12 @@ local function run(argv)
     emit(render.response_head(r.http_version, r.status, r.reason, r.headers:list(), look) .. "\n\n")
   end
   if want.b then
-    if to_terminal or look.format or look.color then
+    if sink and r.status >= 200 and r.status < 300 then
+      -- Arrived already: after the heads, from where it waited (nothing to do when direct).
+      if not flush() then return EXIT.error end
+      local copied, cerr = pcall(sink.copy_to, dest)
+      if not copied then say("%s", tostring(cerr)) dest.abort() return EXIT.error end
+    elseif to_terminal or look.format or look.color then
       local text_ok, text = pcall(function() return r.text end)
       local shown = render.body(r.body, r.headers["content-type"], { color = look.color, format = look.format, text = text_ok and text or nil })
       if shown ~= "" then emit(shown .. "\n") end
@@ -363,7 +404,7 @@ local function run(argv)
   if want.m then
     emit(string.format("Elapsed time: %.6fs\n", r.elapsed or 0))
   end
-  if not flush() then return EXIT.error end
+  if not flush() or not done() then return EXIT.error end
 
   if named and not o["session-read-only"] then
     -- As HTTPie: the headers given on the command line join the session (session_store
