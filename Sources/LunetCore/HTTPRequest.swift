@@ -81,20 +81,17 @@ public enum HTTPVersionPreference: String, Sendable {
     case http1_0 = "1.0", http1_1 = "1.1", http2 = "2", http2PriorKnowledge = "2-prior-knowledge", http3 = "3"
 }
 
-/// Credentials libcurl uses itself: to answer a server's challenge (Digest, NTLM, Negotiate) or
-/// to sign each request (AWS Signature Version 4, with the key as user and the secret as password).
+/// Credentials libcurl uses itself: to answer a server's challenge (Digest, NTLM, Negotiate).
+/// (AWS Signature Version 4 is lunet's own: AWSSigV4.swift.)
 public struct CurlAuth: Sendable, Equatable {
     public enum Scheme: Sendable, Equatable {
         case digest, ntlm, negotiate
-        /// libcurl's provider string: "aws:amz:REGION:SERVICE".
-        case awsSigV4(provider: String)
 
         public var name: String {
             switch self {
             case .digest: return "Digest"
             case .ntlm: return "NTLM"
             case .negotiate: return "Negotiate"
-            case .awsSigV4: return "AWS SigV4"
             }
         }
     }
@@ -111,6 +108,8 @@ public struct CurlAuth: Sendable, Equatable {
 /// What TransferOptions keeps behind a reference (see `rare` there).
 struct RareTransferOptions: Sendable, Equatable {
     var curlAuth: CurlAuth?
+    /// SigV4 keys: the request is signed with them, again after a redirect within its origin.
+    var awsCredentials: AWSCredentials?
     var secretHeader: String?
     var clientCertificate: String?
     var clientKey: String?
@@ -124,6 +123,7 @@ struct RareTransferOptions: Sendable, Equatable {
         if let caFile { r.caFile = caFile }
         if let proxy { r.proxy = proxy }
         if let curlAuth { r.curlAuth = curlAuth }
+        if let awsCredentials { r.awsCredentials = awsCredentials }
         if let secretHeader { r.secretHeader = secretHeader }
         if let clientCertificate { r.clientCertificate = clientCertificate }
         if let clientKey { r.clientKey = clientKey }
@@ -175,6 +175,11 @@ public struct TransferOptions: Sendable, Equatable {
     public var curlAuth: CurlAuth? {
         get { rare?.value.curlAuth }
         set { rareOptions.curlAuth = newValue }
+    }
+    /// AWS SigV4 keys the request is signed with (AWSSigV4.swift).
+    public var awsCredentials: AWSCredentials? {
+        get { rare?.value.awsCredentials }
+        set { rareOptions.awsCredentials = newValue }
     }
     /// A request field that carries a credential (a session's API key header): the cache keeps
     /// responses to different values of it apart, as it does for Authorization.

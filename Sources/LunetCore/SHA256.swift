@@ -36,6 +36,17 @@ public struct SHA256 {
 
     /// The digest as 64 lowercase hex digits.
     public mutating func finalize() -> String {
+        let hex = Array("0123456789abcdef".utf8)
+        var out: [UInt8] = []
+        for b in digest() {
+            out.append(hex[Int(b >> 4)])
+            out.append(hex[Int(b & 15)])
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The digest as 32 bytes.
+    public mutating func digest() -> [UInt8] {
         let bits = length &* 8
         var tail: [UInt8] = [0x80]
         let padding = (blockCount + 1 <= 56) ? 56 - (blockCount + 1) : 120 - (blockCount + 1)
@@ -45,12 +56,29 @@ public struct SHA256 {
         update(tail)
         length = saved
         let words = [state.0, state.1, state.2, state.3, state.4, state.5, state.6, state.7]
-        let hex = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
-        for w in words {
-            for shift in stride(from: 28, through: 0, by: -4) { out.append(hex[Int((w >> UInt32(shift)) & 0xF)]) }
+        out.reserveCapacity(32)
+        for w in words { for shift in stride(from: 24, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: w >> UInt32(shift))) } }
+        return out
+    }
+
+    /// HMAC-SHA256 (RFC 2104) of `message` under `key`: what SigV4 derives its keys and
+    /// signature with.
+    public static func hmac(key: [UInt8], _ message: [UInt8]) -> [UInt8] {
+        var k = key
+        if k.count > 64 {
+            var h = SHA256()
+            h.update(k)
+            k = h.digest()
         }
-        return String(decoding: out, as: UTF8.self)
+        k += [UInt8](repeating: 0, count: 64 - k.count)
+        var inner = SHA256()
+        inner.update(k.map { $0 ^ 0x36 })
+        inner.update(message)
+        var outer = SHA256()
+        outer.update(k.map { $0 ^ 0x5c })
+        outer.update(inner.digest())
+        return outer.digest()
     }
 
     private mutating func compress(_ chunk: UnsafeRawBufferPointer) {

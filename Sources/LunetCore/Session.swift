@@ -9,7 +9,7 @@ public final class Session {
         case ntlm(user: String, password: String)
         /// Kerberos or NTLM through GSS-API: the credentials are the user's ticket, not ours.
         case negotiate
-        /// Each request signed by libcurl (see AWSSigV4.swift).
+        /// Each request signed by lunet (AWSSigV4.swift).
         case awsSigV4(AWSCredentials)
         /// An API key in a request field, or in a query parameter added to every URL.
         case apiKeyHeader(name: String, value: String)
@@ -140,6 +140,7 @@ public final class Session {
         // on a redirect to another origin (RedirectPolicy); the rest leave it to libcurl.
         if r.options.followRedirects != false {
             r.options.followsRedirectsItself = baseHeadersCarryCredentials || r.options.curlAuth != nil || r.options.secretHeader != nil
+                || r.options.awsCredentials != nil
                 || (own.count > 0 && CredentialFields.anyCredential(in: own))
         }
     }

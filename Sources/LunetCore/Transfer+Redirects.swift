@@ -25,6 +25,10 @@ extension Transfer {
             return .fail(e)
         case .follow(let step):
             var next = RedirectPolicy.request(after: request, step)
+            // Signed for the URL it goes to (within the origin only: across, the keys stayed behind).
+            if let keys = next.options.awsCredentials {
+                do { try AWSSigV4.sign(&next, keys, now: HTTPDate.currentTime()) } catch { return .fail(error) }
+            }
             var total: curl_off_t = 0
             _ = lunet_easy_getinfo_off(h, CURLINFO_TOTAL_TIME_T, &total)
             if let whole = (redirected?.first ?? request).options.timeout, whole > 0 {

@@ -298,7 +298,6 @@ public final class Transfer {
             case .digest: set = lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 1)
             case .negotiate: set = lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 2)
             case .ntlm: set = lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 3)
-            case .awsSigV4(let provider): set = provider.withCString { lunet_easy_setopt_str(h, CURLOPT_AWS_SIGV4, $0) }
             }
             // A libcurl built without the scheme (or older than SigV4, 7.75) refuses the option.
             if set == CURLE_NOT_BUILT_IN || set == CURLE_UNKNOWN_OPTION {
@@ -329,11 +328,6 @@ public final class Transfer {
         return failed == CURLE_OK ? nil : refused(failed)
     }
 
-    private var signsWithAWS: Bool {
-        if case .awsSigV4? = request.options.curlAuth?.scheme { return true }
-        return false
-    }
-
     private func refused(_ code: CURLcode) -> LunetError {
         LunetError(.argument, "a request option was refused: \(String(cString: lunet_curl_easy_strerror(code)))", url: request.url)
     }
@@ -350,17 +344,15 @@ public final class Transfer {
         // in the list, so that it has the same place on the wire (right after Accept). curl
         // writes its own through its printf a byte at a time, twice (into a string, then into the
         // request): ~4k instructions of every request (concurrent benchmark, callgrind); a line
-        // of the list goes once. Decoding still follows CURLOPT_ACCEPT_ENCODING. Not under SigV4:
-        // libcurl signs the list's fields, and a proxy that rewrites Accept-Encoding would then
-        // break the signature.
+        // of the list goes once. Decoding still follows CURLOPT_ACCEPT_ENCODING. (lunet's SigV4
+        // signature leaves Accept-Encoding out: AWSSigV4.swift.)
         var additions: UInt8 = 0
-        if decodesBody, !signsWithAWS, !request.decides(header: "Accept-Encoding"), CurlGlobal.acceptEncodingLine != nil { additions |= 1 }
+        if decodesBody, !request.decides(header: "Accept-Encoding"), CurlGlobal.acceptEncodingLine != nil { additions |= 1 }
         // curl would label a body it was not told the type of as a form; say what RFC 9110
         // lets a recipient assume instead.
         if case .bytes = request.body, !request.decides(header: "Content-Type") { additions |= 2 }
         // Never wait a second for a 100 Continue that many servers do not send.
-        // Not under SigV4: libcurl 7.88 would sign "expect:" as a field it then does not send.
-        if request.bodyCount > 0 && !request.headers.contains("Expect") && !signsWithAWS { additions |= 4 }
+        if request.bodyCount > 0 && !request.headers.contains("Expect") { additions |= 4 }
         let fields = request.headers.fields
         if let last = loop.lastHeaderList, last.matches(fields, request.removedHeaders, additions) {
             headerList = last

@@ -182,12 +182,12 @@ end
 --- Starts scripts/NAME (a test server that prints its port on its first line); returns the
 --- pipe, its pid and the port. The pid comes from the shell, the port from the server: each on
 --- a stream of its own, so their order cannot be mixed up.
-function H.start_server(name, ...)
+local function start_with(python, name, ...)
   local dir = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "../../scripts/"
   local pidfile = os.tmpname()
   local args = {}
   for i, a in ipairs({ ... }) do args[i] = " '" .. a:gsub("'", "'\\''") .. "'" end
-  local pipe = io.popen("python3 " .. dir .. name .. table.concat(args) .. " & echo $! > " .. pidfile .. "; wait", "r")
+  local pipe = io.popen(python .. " " .. dir .. name .. table.concat(args) .. " & echo $! > " .. pidfile .. "; wait", "r")
   local port = pipe:read("l")
   local f = io.open(pidfile)
   local pid = f and f:read("l")
@@ -196,6 +196,16 @@ function H.start_server(name, ...)
   assert(port and port:match("^%d+$"), "the test server " .. name .. " did not start")
   return pipe, pid, port
 end
+
+function H.start_server(name, ...) return start_with("python3", name, ...) end
+
+--- The tests' virtual environment (scripts/venv, which scripts/test runs): its python3.
+function H.venv_python()
+  return H.env("LUNET_VENV") .. "/bin/python3"
+end
+
+--- H.start_server, run by the virtual environment's python (for servers that need its peers).
+function H.start_venv_server(name, ...) return start_with(H.venv_python(), name, ...) end
 
 function H.stop_server(pipe, pid)
   if pid then os.execute("kill " .. pid .. " 2>/dev/null") end

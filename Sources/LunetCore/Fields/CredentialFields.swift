@@ -55,10 +55,14 @@ public enum CredentialFields {
     /// may get different answers: the cache keeps them apart by a digest of it.
     public static func material(_ request: HTTPRequest) -> String {
         let declared = request.options.secretHeader
+        // A SigV4 signature changes every second (it signs the date): the keys stand for it.
+        let signed = request.options.awsCredentials
         var lines: [String] = []
         for (name, value) in request.headers.fields where isCredential(name) || (declared.map(name.caseInsensitiveEquals) ?? false) {
+            if signed != nil && name.caseInsensitiveEquals("Authorization") { continue }
             lines.append(name.lowercased() + ":" + value)
         }
+        if let keys = signed { lines.append("aws-sigv4:" + keys.provider + ":" + keys.key + ":" + keys.secret) }
         // Sorted by name only (a stable sort): repeated fields keep their order, which matters.
         var text = lines.enumerated().sorted { a, b in
             let (na, nb) = (a.element.prefix { $0 != ":" }, b.element.prefix { $0 != ":" })

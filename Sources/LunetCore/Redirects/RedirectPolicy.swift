@@ -76,6 +76,7 @@ public enum RedirectPolicy {
             }
             next.headers = kept
             next.options.curlAuth = nil
+            next.options.awsCredentials = nil
             next.options.secretHeader = nil
             next.options.netrcFile = ""   // a .netrc entry is the first host's
         }
