@@ -16,6 +16,7 @@ to /_log; tests read the record to see what reached this origin, or that nothing
   /sleep?s=N             answers after N seconds (at most 60)
   /hang                  reads the request, never answers (until the client goes, at most 60 s)
   /token?mode=M          an OAuth token answer: ok, crlf (a CR LF in the token), nul, huge (5 MB)
+  /escapes               a header value and a text body with terminal escape sequences
   /unrequested-206       206 with Content-Range bytes 0-4/100 and 5 bytes, to any request
   /etag-flip?key=K&size=N  a resource that changes under a client that resumes: the first GET
                          of K gets 200, ETag "v1", N bytes of "a", cut after half; any request
@@ -121,6 +122,9 @@ class Handler(BaseHTTPRequestHandler):
                      "huge": "t" * (5 << 20)}[mode]
             out = json.dumps({"access_token": token, "token_type": "Bearer", "expires_in": 3600}).encode()
             return self.send_all(200, out, "application/json")
+        if p == "/escapes":
+            return self.send_all(200, b"before \x1b[2J\x1b]0;pwned\x07 after\r\nline two\n", "text/plain",
+                                 [("X-Evil", "a\x1b[31mred\x1b[0m")])
         if p == "/unrequested-206":
             return self.send_all(206, b"hello", "application/octet-stream", [("Content-Range", "bytes 0-4/100")])
         if p == "/etag-flip":

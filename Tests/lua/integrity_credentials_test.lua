@@ -260,4 +260,27 @@ test("--session NAME saved against one host sends nothing of it to another; each
   os.execute("rm -rf '" .. cfg .. "'")
 end)
 
+test("two runs saving one --session at once keep both their updates (item 16)", function()
+  local cfg = h.tmpname()
+  os.remove(cfg)
+  local env = "XDG_CONFIG_HOME=" .. cfg .. " "
+  local function run_bg(item, cookie)
+    -- Each run reads the session, waits a second on the server, then saves: both read it
+    -- before either saves.
+    return io.popen(env .. h.lunet() .. " --session shared GET '" .. A .. "/redirect?sleep=1&to=" .. url.encode(A .. "/set-cookie?name=" .. cookie .. "&value=v") ..
+      "' --follow " .. item .. " >/dev/null 2>&1; echo $?")
+  end
+  local one, two = run_bg("X-One:1", "c1"), run_bg("X-Two:2", "c2")
+  eq({ one:read("l"), two:read("l") }, { "0", "0" }, "both runs")
+  one:close(); two:close()
+  local path = cfg .. "/lunet/sessions/127.0.0.1_" .. porta .. "/shared.json"
+  local data = json.decode(h.read_file(path))
+  eq({ data.headers["X-One"], data.headers["X-Two"] }, { "1", "2" }, "both headers kept")
+  local names = {}
+  for _, line in ipairs(data.cookies) do names[#names + 1] = line:match("\t([^\t]*)\t[^\t]*$") end
+  table.sort(names)
+  eq(names, { "c1", "c2" }, "both cookies kept")
+  os.execute("rm -rf '" .. cfg .. "'")
+end)
+
 h.done()

@@ -142,4 +142,17 @@ test("a clean request after all of these goes out with its headers intact", func
   eq(found, "a value: with colon; and tab\tinside", "the value as given")
 end)
 
+test("a 5 MB token is an auth error about the token, not about a response header (item 16)", function()
+  received()
+  local s = http.session{ base_url = BASE, auth = { oauth2 = { token_url = "/token?mode=huge", client_id = "id", client_secret = "sec" } } }
+  local e = fails("auth", function() s:get("/echo") end, "a 5 MB token")
+  truthy(e.message:find("access token is 5242880 bytes", 1, true), e.message)
+  truthy(not e.message:find("response", 1, true), e.message)
+  eq(#received(), 1, "only the token request was sent")
+  -- A header as large given from Lua: kind argument naming it, nothing sent.
+  e = fails("argument", function() http.get(BASE .. "/echo", { headers = { ["X-Big"] = string.rep("t", 2 * 1024 * 1024) } }) end, "2 MB header")
+  truthy(e.message:find("X-Big", 1, true), e.message)
+  eq(#received(), 0, "nothing sent")
+end)
+
 h.done()

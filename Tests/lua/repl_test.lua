@@ -201,6 +201,9 @@ test("history persists across two runs, without secrets", function()
   t:type('c1 = { Cookie = "sid=hunter-cookie-5" }'); t:keys("Enter")
   t:type('k1 = { passphrase = "hunter-k-6" }'); t:keys("Enter")
   t:type('tokens_seen = 3'); t:keys("Enter")
+  -- Tokens known by their shape, under names that say nothing (issue 33, item 16).
+  t:type('gh = "ghp_hunterGH7' .. string.rep("x", 30) .. '"'); t:keys("Enter")
+  t:type('jw = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJodW50ZXJKV1Q4In0.c2ln-hunterJWT8"'); t:keys("Enter")
   t:wait_for("lunet>", 3)
   t:keys("C-d")
   task.sleep(0.5)
@@ -208,7 +211,8 @@ test("history persists across two runs, without secrets", function()
   local file = io.open(state .. "/lunet/history"):read("a")
   truthy(file:find("history_probe = 4242", 1, true), file)
   truthy(not file:find("hunter2", 1, true), "a secret reached the history file")
-  for i, secret in ipairs({ "hunter-basic-1", "hunter-url-2", "hunter-hdr-3", "hunter-q-4", "hunter-cookie-5", "hunter-k-6" }) do
+  for i, secret in ipairs({ "hunter-basic-1", "hunter-url-2", "hunter-hdr-3", "hunter-q-4", "hunter-cookie-5", "hunter-k-6",
+                            "hunterGH7", "hunterJWT8" }) do
     truthy(not file:find(secret, 1, true), "secret " .. i .. " reached the history file:\n" .. file)
   end
   local t2 = term()

@@ -29,6 +29,22 @@ test("prompt lines: what holds a secret", function()
   end
 end)
 
+test("prompt lines: tokens of well-known shapes, whatever they are called (issue 33, item 16)", function()
+  local jwt = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0In0.c2lnbmF0dXJlLWJ5dGVz"
+  for _, line in ipairs({ 't = "ghp_' .. string.rep("a1B2", 9) .. '"', 'x = "github_pat_' .. string.rep("Ab_1", 10) .. '"',
+                          'slack = "xoxb-1234567890-abcdefghij"', 'k = "sk-proj-' .. string.rep("x9", 12) .. '"',
+                          'k2 = "sk-ant-api03-' .. string.rep("Q", 30) .. '"', 'st = "sk_live_' .. string.rep("4e", 12) .. '"',
+                          'id = "AKIAIOSFODNN7EXAMPLE"', 'g = "AIza' .. string.rep("S", 35) .. '"',
+                          'j = "' .. jwt .. '"', 'glab = "glpat-' .. string.rep("z", 20) .. '"',
+                          'http.get(u, { headers = { X = "' .. jwt .. '" } })' }) do
+    truthy(secrets.line_has_secret(line), line)
+  end
+  for _, line in ipairs({ 'print("sk-1 is a size")', 'ask = "task-runner"', 'x = "AKIA"', 'msg = "eyJ alone"',
+                          'skip = "sk-short"', 'r = http.get(os.getenv("LUNET_HTTPBIN") .. "/get")' }) do
+    truthy(not secrets.line_has_secret(line), line)
+  end
+end)
+
 local function entry(doc, i) return doc.log.entries[i] end
 local function header(list, name)
   for _, hd in ipairs(list) do if hd.name:lower() == name:lower() then return hd.value end end

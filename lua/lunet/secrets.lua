@@ -90,11 +90,41 @@ function M.mask_fields(fields)
   return out
 end
 
+-- Credentials known by their shape wherever they stand (`t = "ghp_..."` has no telling name):
+-- a prefix the issuer puts on every token, the characters that follow it, and the fewest of
+-- them a real token has (so that "sk-1" in a sentence is not taken for one).
+local TOKEN_SHAPES = {
+  { "gh[pousr]_", "[%w]", 30 },                  -- GitHub tokens
+  { "github_pat_", "[%w_]", 30 },                -- GitHub fine-grained tokens
+  { "glpat%-", "[%w_%-]", 20 },                  -- GitLab personal access tokens
+  { "xox[abposr]%-", "[%w%-]", 10 },             -- Slack tokens
+  { "sk%-", "[%w_%-]", 20 },                     -- OpenAI, Anthropic and like API keys
+  { "[sr]k_live_", "[%w]", 16 },                 -- Stripe secret and restricted keys
+  { "A[KS]IA", "[%u%d]", 16 },                   -- AWS access key ids
+  { "AIza", "[%w_%-]", 35 },                     -- Google API keys
+  { "eyJ", "[%w_%-]", 8, "%.eyJ[%w_%-]+%.[%w_%-]+" },   -- JWTs: a header and a payload that decode to JSON, a signature
+}
+
+--- True when `text` holds a token of a well-known shape (GitHub, GitLab, Slack, OpenAI-style
+--- sk-, Stripe, AWS access key ids, Google API keys, JWTs).
+function M.has_token_shape(text)
+  for _, shape in ipairs(TOKEN_SHAPES) do
+    local prefix, chars, fewest, rest = shape[1], shape[2], shape[3], shape[4]
+    local pattern = "%f[%w_%-]" .. prefix .. "(" .. chars .. "+)" .. (rest and ("(" .. rest .. ")") or "")
+    for body in string.gmatch(text, pattern) do
+      if #body >= fewest then return true end
+    end
+  end
+  return false
+end
+
 --- True when a line of Lua typed at the prompt holds a secret: an auth table, a URL with a
 --- password, a credential-named field, key or header given a value ("password = ...",
---- ["X-Api-Key"] = ..., "Authorization: ...", ?api_key=...), or a bearer or basic credential.
+--- ["X-Api-Key"] = ..., "Authorization: ...", ?api_key=...), a bearer or basic credential, or
+--- a token of a well-known shape anywhere (`t = "ghp_..."`).
 function M.line_has_secret(line)
   if string.find(line, "%f[%w_]auth%s*=") then return true end
+  if M.has_token_shape(line) then return true end
   if string.find(line, "%a[%w+.-]*://[^/%s\"'@]*:[^/%s\"'@]*@") then return true end
   if string.find(string.lower(line), "bearer%s+[%w%-%._~+/]+") then return true end
   -- identifiers or quoted names followed by = or : (a field, a key, a header line, a parameter)

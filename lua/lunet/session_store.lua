@@ -65,26 +65,85 @@ function M.read(path)
   return data
 end
 
---- Writes a session's headers, auth and cookies to `path` (0600, atomically).
+-- A cookie line's identity: domain, path and name (Netscape fields 1, 3 and 6).
+local function cookie_key(line)
+  local f = {}
+  for field in (line .. "\t"):gmatch("([^\t]*)\t") do f[#f + 1] = field end
+  return (f[1] or "") .. "\t" .. (f[3] or "") .. "\t" .. (f[6] or "")
+end
+
+-- What this run changed since it read the file (`loaded`), laid over what the file holds now
+-- (`current`, maybe written by another run meanwhile): headers it added, changed or removed,
+-- its auth when it changed it, its cookies over the file's (by domain, path and name); the
+-- rest of the file stays. Two runs saving one session then both keep their updates.
+local function merged(current, mine, loaded)
+  current, loaded = current or {}, loaded or {}
+  local headers = {}
+  for k, v in pairs(current.headers or {}) do headers[k] = v end
+  local before = loaded.headers or {}
+  for k, v in pairs(mine.headers or {}) do
+    if json.encode(v) ~= json.encode(before[k]) then headers[k] = v end
+  end
+  for k in pairs(before) do if (mine.headers or {})[k] == nil then headers[k] = nil end end
+  local auth = current.auth
+  if json.encode(mine.auth) ~= json.encode(loaded.auth) then auth = mine.auth end
+  local cookies, index = {}, {}
+  for _, line in ipairs(current.cookies or {}) do
+    cookies[#cookies + 1] = line
+    index[cookie_key(line)] = #cookies
+  end
+  for _, line in ipairs(mine.cookies or {}) do
+    local at = index[cookie_key(line)]
+    if at then cookies[at] = line else cookies[#cookies + 1] = line; index[cookie_key(line)] = #cookies end
+  end
+  -- A cookie this run had when it read the file, and has no more (the server removed it or
+  -- it expired), goes from the file too.
+  local still = {}
+  for _, line in ipairs(mine.cookies or {}) do still[cookie_key(line)] = true end
+  local gone = {}
+  for _, line in ipairs(loaded.cookies or {}) do if not still[cookie_key(line)] then gone[cookie_key(line)] = true end end
+  if next(gone) then
+    local kept_cookies = {}
+    for _, line in ipairs(cookies) do if not gone[cookie_key(line)] then kept_cookies[#kept_cookies + 1] = line end end
+    cookies = kept_cookies
+  end
+  return {
+    lunet_session = 1, headers = next(headers) and headers or nil, auth = auth,
+    base_url = mine.base_url or current.base_url, cookies = json.array(cookies),
+  }
+end
+
+--- Writes a session's headers, auth and cookies to `path` (0600, atomically), merged with what
+--- another run wrote there since this session read it (see `merged`), under a lock.
 function M.write(path, session)
   local headers = {}
   for k, v in pairs(session.headers or {}) do
     if type(k) == "string" and kept(k) and (type(v) == "string" or type(v) == "table") then headers[k] = v end
   end
-  local data = {
-    lunet_session = 1,
-    headers = next(headers) and headers or nil,
+  local mine = {
+    headers = headers,
     auth = require("lunet.auth").storable(session._options.auth),
     base_url = session.base_url,
-    cookies = json.array(session:cookies()),
+    cookies = session:cookies(),
   }
   local dir = path:match("^(.*)/[^/]*$")
   if dir and dir ~= "" then
     local ok, err = core.make_private_dirs(dir)
     if not ok then errors.raise("io", err) end
   end
-  local ok, err = core.write_private(path, json.encode(data, { pretty = true, sort_keys = true }) .. "\n")
-  if not ok then errors.raise("io", err) end
+  local lock, lerr = core.lock_file(path .. ".lock")
+  if not lock then errors.raise("io", lerr) end
+  local ok, err = pcall(function()
+    local current = M.read(path)
+    local loaded = session._store and session._store.path == path and session._store.loaded or nil
+    local data = merged(current, mine, loaded)
+    local written, werr = core.write_private(path, json.encode(data, { pretty = true, sort_keys = true }) .. "\n")
+    if not written then errors.raise("io", werr) end
+    -- What the file holds now is what a later save of this session is measured against.
+    if session._store and session._store.path == path then session._store.loaded = data end
+  end)
+  core.unlock_file(lock)
+  if not ok then error(err, 0) end
   return path
 end
 
@@ -106,7 +165,7 @@ function M.open(make, opts)
   if o.cookies == nil or o.cookies == true then o.cookies = true end
   local s = make(o)
   for _, line in ipairs(stored.cookies or {}) do core.session_add_cookie(s._core, line) end
-  s._store = { path = path, read_only = opts.read_only == true, host = host }
+  s._store = { path = path, read_only = opts.read_only == true, host = host, loaded = stored }
   return s
 end
 

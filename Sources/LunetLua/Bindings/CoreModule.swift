@@ -27,7 +27,7 @@ enum CoreModule {
             ("cache_new", CacheBinding.new), ("cache_rule", CacheBinding.rule), ("cache_stats", CacheBinding.stats),
             ("cache_clear", CacheBinding.clear), ("cache_purge", CacheBinding.purge), ("cache_entries", CacheBinding.entries),
             ("response_cache", ResponseBinding.cacheStatus),
-            ("sha256_file", FileBinding.sha256), ("finalize_file", FileBinding.finalize), ("file_size", FileBinding.size), ("record_file", FileBinding.record),
+            ("sha256_file", FileBinding.sha256), ("finalize_file", FileBinding.finalize), ("file_size", FileBinding.size), ("record_file", FileBinding.record), ("lock_file", FileBinding.lockFile), ("unlock_file", FileBinding.unlockFile),
             ("destination_problem", FileBinding.destinationProblem), ("write_private", FileBinding.writePrivate), ("make_private_dirs", DirectoryBinding.makePrivateDirs), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
             ("curl_preload", curlPreload), ("curl_preload_wait", curlPreloadWait), ("is_secret_name", isSecretName),
         ]

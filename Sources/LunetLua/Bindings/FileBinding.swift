@@ -127,6 +127,42 @@ enum FileBinding {
         return 1
     }
 
+    /// core.lock_file(path) -> a lock (a number), or nil and a message: an exclusive lock on
+    /// `path` (made 0600 if missing) that other processes taking it wait for, as two runs
+    /// saving one named session do. Waits at most 10 s (a lock is released when its process
+    /// ends, so only a live process holds one that long). core.unlock_file(lock) releases it.
+    static let lockFile: lunet_SwiftFunction = { L in
+        let L = L!
+        let s = LuaStack(L)
+        guard let path = s.string(1) else { return LuaErrorObject.badArgument(L, 1, "lock_file", "path expected") }
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            s.pushNil()
+            s.push("cannot open the lock '\(path)': \(String(cString: strerror(errno)))")
+            return 2
+        }
+        for _ in 0..<1000 {
+            if flock(fd, LOCK_EX | LOCK_NB) == 0 {
+                s.push(Int(fd))
+                return 1
+            }
+            guard errno == EWOULDBLOCK || errno == EINTR else { break }
+            usleep(10_000)
+        }
+        close(fd)
+        s.pushNil()
+        s.push("'\(path)' stayed locked by another process for 10 s")
+        return 2
+    }
+
+    static let unlockFile: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let fd = LuaStack(L).integer(1), fd >= 0 else { return LuaErrorObject.badArgument(L, 1, "unlock_file", "a lock expected") }
+        flock(Int32(fd), LOCK_UN)
+        close(Int32(fd))
+        return 0
+    }
+
     /// core.file_size(path) -> bytes, or nil when there is no such file.
     static let size: lunet_SwiftFunction = { L in
         let L = L!

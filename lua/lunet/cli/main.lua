@@ -14,7 +14,13 @@ local M = {}
 -- HTTPie's exit statuses.
 local EXIT = { ok = 0, error = 1, usage = 2, timeout = 2, redirects = 6, interrupted = 130 }
 
-local function say(fmt, ...) io.stderr:write("lunet: ", string.format(fmt, ...), "\n") end
+-- A message on standard error: what a server sent in it (a reason phrase, a header) shows its
+-- control bytes escaped (lunet.terminal_safe), never obeyed by the terminal.
+local function say(fmt, ...)
+  local text = string.format(fmt, ...)
+  if text:find("[\0-\8\11-\31\127\194]") then text = require("lunet.terminal_safe").text(text) end
+  io.stderr:write("lunet: ", text, "\n")
+end
 
 local function read_file(path, size_only)
   local f, err = io.open(path, "rb")
@@ -248,6 +254,7 @@ local function run(argv)
   local look
   look, err = pretty_spec(o, to_terminal)
   if not look then say("%s", err) return EXIT.usage end
+  look.escape = to_terminal   -- a terminal shows what a server sent, never obeys it
   if o.continue and not o.download then say("--continue needs --download") return EXIT.usage end
 
   local host = q.url:match("^%a[%w+.-]*://([^/?#]*)") or ""
@@ -395,7 +402,7 @@ local function run(argv)
       if not copied then say("%s", tostring(cerr)) dest.abort() return EXIT.error end
     elseif to_terminal or look.format or look.color then
       local text_ok, text = pcall(function() return r.text end)
-      local shown = render.body(r.body, r.headers["content-type"], { color = look.color, format = look.format, text = text_ok and text or nil })
+      local shown = render.body(r.body, r.headers["content-type"], { color = look.color, format = look.format, escape = look.escape, text = text_ok and text or nil })
       if shown ~= "" then emit(shown .. "\n") end
     else
       emit(r.body)   -- byte for byte

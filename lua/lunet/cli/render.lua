@@ -61,7 +61,8 @@ local function is_binary(bytes)
   return bytes:find("%z") ~= nil or not utf8.len(bytes)
 end
 
---- A body for a terminal: formatted by its type when `format`, coloured when `color`.
+--- A body for a terminal: formatted by its type when `format`, coloured when `color`, its
+--- control bytes shown escaped when `escape`.
 function M.body(bytes, content_type, opts)
   local paint = pretty.painter(opts.color)
   content_type = (content_type or ""):lower()
@@ -71,6 +72,9 @@ function M.body(bytes, content_type, opts)
            "+-----------------------------------------+"
   end
   local text = opts.text or bytes
+  -- Escaped before it is formatted and painted: lunet's own colours stay colours. (JSON and
+  -- XML hold no raw control bytes but white space, so their formatting sees the same text.)
+  if opts.escape then text = require("lunet.terminal_safe").text(text) end
   if opts.format and (content_type:find("json", 1, true) or content_type:find("javascript", 1, true)) then
     if pcall(json.decode, text) then return pretty.highlight_json(M.indent_json(text), paint) end
   elseif opts.format and content_type:find("xml", 1, true) then
@@ -84,24 +88,28 @@ function M.body(bytes, content_type, opts)
   return text
 end
 
-local function head_lines(first, fields, paint)
+-- What a server sent, for a terminal when `escape` (lunet.terminal_safe): its control bytes
+-- shown, not obeyed.
+local function shown(s, escape) return escape and require("lunet.terminal_safe").line(s) or s end
+
+local function head_lines(first, fields, paint, escape)
   local out = { first }
-  for _, f in ipairs(fields) do out[#out + 1] = paint("cyan", f[1]) .. ": " .. f[2] end
+  for _, f in ipairs(fields) do out[#out + 1] = paint("cyan", shown(f[1], escape)) .. ": " .. shown(f[2], escape) end
   return table.concat(out, "\n")
 end
 
 --- The request line and fields, as sent on HTTP/1.1.
 function M.request_head(method, target, fields, opts)
   local paint = pretty.painter(opts.color)
-  return head_lines(paint("bold", method) .. " " .. paint("green", target) .. " HTTP/1.1", fields, paint)
+  return head_lines(paint("bold", method) .. " " .. paint("green", shown(target, opts.escape)) .. " HTTP/1.1", fields, paint, opts.escape)
 end
 
 --- The status line and fields.
 function M.response_head(version, status, reason, fields, opts)
   local paint = pretty.painter(opts.color)
   local color = status < 300 and "green" or status < 400 and "yellow" or "red"
-  local line = paint("blue", "HTTP/" .. version) .. " " .. paint("bold", paint(color, status .. " " .. reason))
-  return head_lines(line, fields, paint)
+  local line = paint("blue", "HTTP/" .. version) .. " " .. paint("bold", paint(color, status .. " " .. shown(reason, opts.escape)))
+  return head_lines(line, fields, paint, opts.escape)
 end
 
 return M
