@@ -58,6 +58,7 @@ function M.read(path)
   if not f then return nil end
   local text = f:read("a")
   f:close()
+  if text == "" then return nil end   -- an empty file (a new temporary file) holds no session
   local ok, data = pcall(json.decode, text)
   if not ok or type(data) ~= "table" or data.lunet_session ~= 1 then
     errors.raise("argument", string.format("%s is not a lunet session file (%s)", path, ok and "no \"lunet_session\": 1" or tostring(data)))
