@@ -1,0 +1,119 @@
+import CLunetSystem
+import Glibc
+
+/// The end of a transfer: the response assembled from what arrived and what libcurl reports,
+/// or the error that names what went wrong.
+extension Transfer {
+    func response(from h: UnsafeMutableRawPointer) -> HTTPResponse {
+        var code = 0
+        _ = lunet_easy_getinfo_long(h, CURLINFO_RESPONSE_CODE, &code)
+        var urlPointer: UnsafeMutablePointer<CChar>? = nil
+        _ = lunet_easy_getinfo_str(h, CURLINFO_EFFECTIVE_URL, &urlPointer)
+        var version = 0
+        _ = lunet_easy_getinfo_long(h, CURLINFO_HTTP_VERSION, &version)
+        var connects = 0
+        _ = lunet_easy_getinfo_long(h, CURLINFO_NUM_CONNECTS, &connects)
+        var redirects = 0
+        _ = lunet_easy_getinfo_long(h, CURLINFO_REDIRECT_COUNT, &redirects)
+
+        func seconds(_ info: CURLINFO) -> Double {
+            var v: curl_off_t = 0
+            _ = lunet_easy_getinfo_off(h, info, &v)
+            return Double(v) / 1_000_000
+        }
+        var t = HTTPResponse.Timings()
+        t.dns = seconds(CURLINFO_NAMELOOKUP_TIME_T)
+        t.connect = seconds(CURLINFO_CONNECT_TIME_T)
+        t.tls = seconds(CURLINFO_APPCONNECT_TIME_T)
+        t.ttfb = seconds(CURLINFO_STARTTRANSFER_TIME_T)
+        t.total = seconds(CURLINFO_TOTAL_TIME_T) + (redirected?.time ?? 0)
+
+        let versionName: String
+        switch version {
+        case CURL_HTTP_VERSION_1_0: versionName = "1.0"
+        case CURL_HTTP_VERSION_1_1: versionName = "1.1"
+        case CURL_HTTP_VERSION_2_0: versionName = "2"
+        case 30: versionName = "3"
+        default: versionName = ""
+        }
+        let response = HTTPResponse(status: code, reason: reasonText ?? HTTPResponse.standardReason(code), headerLines: headerLines, body: body,
+                                    url: effectiveURL(urlPointer), httpVersion: versionName,
+                                    timings: t, request: redirected?.first ?? request, connectionsOpened: connects,
+                                    redirects: redirects + (redirected?.hops ?? 0))
+        if let target = fileTarget, target.hasBegun {
+            response.download = (written: target.written, restarted: target.restarted, size: target.offset)
+        }
+        if capturesSentHead { response.sentHead = sentHead.string }
+        if let trailers = trailerLines, trailers.count > 0 { response.trailers = HTTPHeaders(parsingLines: trailers.bytes) }
+        return response
+    }
+
+    /// The URL curl reports; the parsed URL's text, with no new string, when it is that one
+    /// (no redirect).
+    func effectiveURL(_ pointer: UnsafeMutablePointer<CChar>?) -> String {
+        guard let pointer else { return request.url }
+        if let parsed = parsedURL, strcmp(pointer, parsed.normalized) == 0 { return parsed.normalizedText }
+        return String(cString: pointer)
+    }
+
+    /// "HTTP/1.1 404 Not Found": the phrase is what follows the next space after the status
+    /// code (`from`: just after its digits), read as bytes: no String of the whole line, no
+    /// search of it by index. The usual phrase for the status is a literal: no new string for
+    /// most responses. nil when the line has no phrase.
+    func reasonPhrase(_ line: UnsafeBufferPointer<UInt8>, from start: Int, to end: Int, status: Int) -> String? {
+        var space = start
+        while space < end && line[space] != 0x20 { space += 1 }
+        guard space + 1 < end else { return nil }
+        let phrase = UnsafeBufferPointer(rebasing: line[(space + 1)..<end])
+        let standard = HTTPResponse.standardReason(status)
+        // The literal's bytes compared in place (memcmp; the generic elementsEqual went a byte
+        // at a time through the String's view: ~170 instructions of every response).
+        let same = standard.utf8.withContiguousStorageIfAvailable { s in
+            s.count == phrase.count && (s.count == 0 || memcmp(s.baseAddress!, phrase.baseAddress!, s.count) == 0)
+        }
+        if same == true { return standard }
+        return String(decoding: phrase, as: UTF8.self)
+    }
+
+    /// Why a transfer that libcurl finished without an error did not succeed after all, if it did not.
+    var incompleteReply: LunetError? {
+        // A HEAD's or a 1xx-only exchange's head still ends in a blank line; a cut does not.
+        if !headerBlockEnded {
+            var e = LunetError(.protocol, currentStatus == 0 ? "the server closed the connection before a complete status line"
+                                                             : "the response ended inside its header block (the connection closed before the blank line that ends it)",
+                               url: request.url)
+            e.connectionLost = true
+            return e
+        }
+        return nil
+    }
+
+    func error(for code: CURLcode) -> LunetError {
+        if let abortReason { return abortReason }
+        // libcurl's message for this transfer, in its handle's buffer (read before the handle
+        // is released to the next transfer).
+        let message = handle.flatMap { $0.errorBuffer[0] != 0 ? String(cString: $0.errorBuffer) : nil }
+        if code == CURLE_UNSUPPORTED_PROTOCOL {
+            // The same code for three different faults: the caller's URL, a redirect lunet will
+            // not follow, and a reply that is not HTTP (HTTP/0.9). Tell them apart by what happened.
+            let scheme = request.url.prefix(while: { $0 != ":" }).lowercased()
+            if scheme != "http" && scheme != "https" {
+                return LunetError(.argument, "only http and https URLs are requested, not \(scheme):", url: request.url)
+            }
+            if (300..<400).contains(currentStatus) {
+                let target = headers["Location"] ?? "another scheme"
+                return LunetError(.redirects, "refused to follow a redirect to \(target): only http and https are followed", url: request.url)
+            }
+            let detail = message ?? String(cString: lunet_curl_easy_strerror(code))
+            return LunetError(.protocol, "the reply is not HTTP/1.x or HTTP/2: \(detail)", url: request.url)
+        }
+        // libcurl 7.88 refuses a header line over 100 KB with "out of memory" and no detail.
+        if code == CURLE_OUT_OF_MEMORY && message == nil {
+            return LunetError(.protocol, "a response header line is larger than libcurl accepts (100 KB)", url: request.url)
+        }
+        let detail = message ?? String(cString: lunet_curl_easy_strerror(code))
+        var e = LunetError(CurlErrorMapping.kind(of: code), detail, url: request.url)
+        e.connectionLost = CurlErrorMapping.losesTheConnection(code)
+        return e
+    }
+}

@@ -1,0 +1,177 @@
+import CLunetSystem
+import Glibc
+
+/// One request on one curl easy handle, from `start` until its completion has run.
+/// Owned by the loop thread; the loop keeps it alive while curl holds its handle.
+public final class Transfer {
+    public enum State { case created, running, finished }
+    public typealias Completion = (Result<HTTPResponse, LunetError>) -> Void
+
+    /// The request being sent: the one made, or the next hop's when the transfer follows its
+    /// own redirects (Transfer+Redirects.swift).
+    public internal(set) var request: HTTPRequest
+    public internal(set) var state: State = .created
+    /// Set by Lua bindings and Swift callers alike; any object to keep alive with the transfer.
+    public var userInfo: AnyObject?
+
+    /// The loop's handle the transfer runs on, with what curl keeps by pointer (nil before it
+    /// starts and once it is released).
+    var handle: EasyHandle?
+    /// Its curl easy handle.
+    var easy: UnsafeMutableRawPointer? { handle?.raw }
+    /// Its key in the loop's table of running transfers (-1: not running).
+    var runningKey = -1
+    /// The profile the loop started this transfer's handle with (nil: its handle is reset after).
+    var handleProfile: Profile?
+    var completion: Completion?
+    // Curl reads these by pointer while the transfer runs.
+    /// The header lines curl reads while the transfer runs, shared with other transfers whose
+    /// lines are the same (CurlHeaderList.swift).
+    var headerList: CurlHeaderList?
+    var mime: OpaquePointer?
+    /// The URL handle curl reads while the transfer runs (see `configure`).
+    var parsedURL: ParsedURL?
+    // What arrives.
+    let body = ByteBuffer()
+    /// The header lines of the response being received, as curl handed them over: they are
+    /// parsed into fields only when something reads them (most responses are never asked).
+    let headerLines = ByteBuffer()
+    /// Field lines after the body (a chunked body's trailer section), kept out of `headerLines`.
+    /// Made when the first such line arrives: few responses have any (an allocation less for
+    /// the others).
+    var trailerLines: ByteBuffer?
+    var headers: HTTPHeaders { HTTPHeaders(parsingLines: headerLines.bytes) }
+    /// The reason phrase of the last status line, nil when it had none (the usual phrase for
+    /// the status then stands in).
+    var reasonText: String?
+    /// Set from a callback that stopped the transfer on purpose (a body over max_body).
+    var abortReason: LunetError?
+    let maxBody: Int?
+    /// The status of the response being received (each redirect or 100 starts a new one).
+    var currentStatus = 0
+    /// The blank line that ends the current response's header block has arrived. libcurl 7.88
+    /// reports success for a reply cut off inside its headers (status 200, no fields, no body):
+    /// a transfer that ends without it failed (EventLoop checks).
+    var headerBlockEnded = false
+    /// libcurl's decoding is off for the response being received: it names a coding libcurl
+    /// cannot remove, so its body is handed through as it arrived (`passUnknownCodings`).
+    var decodingSuspended = false
+
+    // MARK: downloads, uploads, progress
+
+    /// Where a 2xx body goes instead of memory (a download).
+    public var fileTarget: FileTarget?
+    /// When set, the body arrives as chunks handed to `onEvents` (and is not kept in memory).
+    public var streamChunks = false
+    /// Whether curl reports progress (see `progress`).
+    public var wantsProgress = false
+    /// An event stream's: on the loop's stream pool (HTTPRequest.longLived).
+    var longLived: Bool { request.longLived }
+    /// Keep the request head exactly as libcurl sent it (HAR recordings: it has the Cookie
+    /// header the jar added, which the prepared request does not). The last one, after redirects.
+    var capturesSentHead: Bool { request.options.recordsSentHead == true }
+    lazy var sentHead = ByteBuffer()   // made only for a transfer that captures it
+    /// Runs on the loop when progress or chunks are waiting, with the chunks that arrived since
+    /// the last call. It hands them to a consumer; nothing more is handed over until the
+    /// consumer says it is done (`consumerFinished`): see BodyFlow.
+    public var onEvents: ((Transfer, [ByteBuffer]) -> Void)?
+    /// The events' flow between libcurl and the consumer (BodyFlow.swift, Transfer+Events.swift).
+    var flow = BodyFlow<Result<HTTPResponse, LunetError>>(limit: 1 << 20)
+    /// Bytes held for the consumer past which the body is paused (libcurl's
+    /// CURL_WRITEFUNC_PAUSE) until it is through. Set before the transfer starts.
+    public var chunkBufferLimit: Int {
+        get { flow.limit }
+        set { flow = BodyFlow(limit: newValue) }
+    }
+    /// A batch was handed over and its consumer has not finished.
+    public var consumerBusy: Bool { flow.consumerBusy }
+    /// The body is paused because the consumer is behind.
+    var pausedForConsumer: Bool { flow.paused }
+    /// The status and header fields of the response being received (the last one, after
+    /// redirects and 100s), for consumers of a stream that must look at them first.
+    public var receivedHead: (status: Int, headers: HTTPHeaders) { (currentStatus, headers) }
+    /// (downloaded, download total, uploaded, upload total) as curl last reported them.
+    public internal(set) var progress: (download: Int64, downloadTotal: Int64, upload: Int64, uploadTotal: Int64) = (0, 0, 0, 0)
+    weak var loop: EventLoop?
+    var uploadFD: Int32 = -1
+    /// The jar the transfer was started with (a redirect it follows itself starts again with it).
+    var cookieJar: CookieJar?
+    /// When the transfer was first started (EventLoop.now()): the whole call's timeout counts
+    /// from it, across the redirects it follows itself.
+    var startedAt = 0.0
+    /// For a transfer that followed redirects itself: the request as made (the response's
+    /// request: the cache files the answer under it), the hops and the time they took.
+    var redirected: (first: HTTPRequest, hops: Int, time: Double)?
+    /// The loop's timer that bounds the whole call (Transfer+Deadline.swift).
+    var deadlineTimer: EventLoop.TimerID?
+
+    public init(request: consuming HTTPRequest, completion: @escaping Completion) {
+        self.maxBody = request.options.maxBody
+        self.completion = completion
+        self.request = request   // moved in: the last use
+    }
+
+    deinit {
+        if uploadFD >= 0 { close(uploadFD) }
+        if let mime { lunet_curl_mime_free(mime) }
+    }
+
+    func markRunning() { state = .running }
+
+    /// Runs the completion once, whatever path got here. A transfer whose events consumer has
+    /// events still to go through completes after they are through (the request resolves after
+    /// its last chunk's callback returned); `force` (a cancel) completes at once and drops them.
+    func finish(_ result: Result<HTTPResponse, LunetError>, force: Bool = false) {
+        guard state != .finished else { return }
+        disarmDeadline()
+        fileTarget?.close()
+        if !force && onEvents != nil {
+            deliverEvents()
+            let (ending, firstWait) = flow.transferEnds(result)
+            if case .wait = ending {
+                if firstWait { loop?.noteWaitingForConsumer(self) }
+                return
+            }
+        }
+        complete(result)
+    }
+
+    func complete(_ result: Result<HTTPResponse, LunetError>) {
+        if flow.deferred != nil { loop?.noteConsumerDone(self) }
+        flow.clear()
+        state = .finished
+        // A finished transfer lets go of its callbacks: one that names its transfer (to cancel
+        // it, say) would otherwise keep both alive, with the curl handle, for good.
+        onEvents = nil
+        let done = completion
+        completion = nil
+        done?(result)
+    }
+
+    /// Everything `configure` sets on a handle besides this transfer's own URL, header list and
+    /// pointers, for a request without a body, a file, progress or chunks (nil for others). A
+    /// handle left by a finished transfer of the same profile is in the very state this one
+    /// needs: the loop reuses it without `curl_easy_reset` and setting all again (libcurl keeps
+    /// options across transfers on a handle by design).
+    /// A class, handed on by reference between the loop, a transfer and the loop's list of
+    /// configured handles: as a struct of the method and the options it was copied (and each
+    /// copy destroyed) field by field, five times a request. The loop makes one per run of
+    /// requests alike (`EventLoop.profile(for:)`).
+    final class Profile: Equatable {
+        let method: String
+        let options: TransferOptions
+        init(method: String, options: TransferOptions) {
+            self.method = method
+            self.options = options
+        }
+        static func == (a: Profile, b: Profile) -> Bool { a === b || (a.method == b.method && a.options == b.options) }
+        /// Whether a transfer of `request` has this profile.
+        func describes(_ request: HTTPRequest) -> Bool { method == request.method && options == request.options }
+    }
+
+    /// Whether this transfer has a profile at all (see Profile).
+    var hasProfile: Bool {
+        guard case .none = request.body, fileTarget == nil, !wantsProgress, !streamChunks, !capturesSentHead else { return false }
+        return true
+    }
+}
