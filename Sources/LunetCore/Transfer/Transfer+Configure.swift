@@ -6,6 +6,12 @@ import Glibc
 /// progress, timeouts, TLS, proxy and auth. What curl reads by pointer is the transfer's or
 /// its EasyHandle's, alive while the transfer runs.
 extension Transfer {
+    /// What curl said to the options set so far: the first refusal is kept.
+    struct SetoptStatus {
+        var failed: CURLcode = CURLE_OK
+        mutating func check(_ c: CURLcode) { if c != CURLE_OK && failed == CURLE_OK { failed = c } }
+    }
+
     /// Configures `handle` for this request. Returns an error naming a bad option instead of
     /// starting a transfer that cannot work. `reusing`: the handle was left by a finished
     /// transfer with this one's `profile`; only what is this transfer's own is set.
@@ -16,130 +22,131 @@ extension Transfer {
         self.handle = handle
         handle.transfer = Unmanaged.passUnretained(self)
         let hadURL = handle.url, hadList = handle.headerList
-        let o = request.options
-        var failed: CURLcode = CURLE_OK
-        func check(_ c: CURLcode) { if c != CURLE_OK && failed == CURLE_OK { failed = c } }
+        var status = SetoptStatus()
+        configureURL(handle, loop, &status)
+        if !handle.pointersSet {
+            let data = handle.opaque
+            status.check(lunet_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, handle.errorBuffer))
+            status.check(lunet_easy_setopt_ptr(h, CURLOPT_PRIVATE, data))
+            status.check(lunet_easy_setopt_ptr(h, CURLOPT_WRITEDATA, data))
+            status.check(lunet_easy_setopt_ptr(h, CURLOPT_HEADERDATA, data))
+            handle.pointersSet = true
+        }
+        configureHeaderList(handle, loop) { status.check($0) }
+        if reusing {
+            if hadURL != nil && hadURL === handle.url && hadList === handle.headerList { loop.handlesReusedAsTheyWere += 1 }
+            return status.failed == CURLE_OK ? nil : refused(status.failed)
+        }
+        status.check(lunet_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1))
+        status.check(lunet_easy_setopt_write(h, CURLOPT_WRITEFUNCTION, transferWriteCallback))
+        status.check(lunet_easy_setopt_write(h, CURLOPT_HEADERFUNCTION, transferHeaderCallback))
+        // Only web protocols, also after redirects: a script must not be sent to file:// or smb://.
+        status.check(lunet_easy_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https"))
+        status.check(lunet_easy_setopt_str(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
+        if let problem = configureMethodAndBody(h, &status) { return problem }
+        if let problem = configureReporting(h, &status) { return problem }
+        configureConnection(h, request.options, &status)
+        if let problem = configureAuth(h, request.options, &status) { return problem }
+        return status.failed == CURLE_OK ? nil : refused(status.failed)
+    }
 
-        // Strings go to curl through withCString: passed straight to a `const char *` parameter,
-        // a String is first copied into a new array (two allocations per call, every request).
-        // The URL parsed once for a run of requests to it (ParsedURL.swift), with its text as
-        // libcurl writes it (the effective URL); the text as given when libcurl does not parse
-        // it, so that libcurl's error names the problem. CURLOPT_CURLU wins over CURLOPT_URL, so
-        // a handle that had one is told it has none. A handle whose last transfer had this
-        // parsed URL has both set already (EasyHandle).
+    /// Strings go to curl through withCString: passed straight to a `const char *` parameter, a
+    /// String is first copied into a new array (two allocations per call, every request). The
+    /// URL parsed once for a run of requests to it (ParsedURL.swift), with its text as libcurl
+    /// writes it (the effective URL); the text as given when libcurl does not parse it, so that
+    /// libcurl's error names the problem. CURLOPT_CURLU wins over CURLOPT_URL, so a handle that
+    /// had one is told it has none. A handle whose last transfer had this parsed URL has both
+    /// set already (EasyHandle).
+    private func configureURL(_ handle: EasyHandle, _ loop: EventLoop, _ status: inout SetoptStatus) {
+        let h = handle.raw
         if let parsed = loop.parsedURL(request.url) {
             parsedURL = parsed
             if handle.url !== parsed {
-                check(lunet_easy_setopt_str(h, CURLOPT_URL, parsed.normalized))
-                check(lunet_easy_setopt_ptr(h, CURLOPT_CURLU, UnsafeMutableRawPointer(parsed.handle)))
+                status.check(lunet_easy_setopt_str(h, CURLOPT_URL, parsed.normalized))
+                status.check(lunet_easy_setopt_ptr(h, CURLOPT_CURLU, UnsafeMutableRawPointer(parsed.handle)))
                 handle.url = parsed
             }
         } else {
             parsedURL = nil
-            check(lunet_easy_setopt_ptr(h, CURLOPT_CURLU, nil))
-            check(request.url.withCString { lunet_easy_setopt_str(h, CURLOPT_URL, $0) })
+            status.check(lunet_easy_setopt_ptr(h, CURLOPT_CURLU, nil))
+            status.check(request.url.withCString { lunet_easy_setopt_str(h, CURLOPT_URL, $0) })
             handle.url = nil
         }
-        if !handle.pointersSet {
-            let data = handle.opaque
-            check(lunet_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, handle.errorBuffer))
-            check(lunet_easy_setopt_ptr(h, CURLOPT_PRIVATE, data))
-            check(lunet_easy_setopt_ptr(h, CURLOPT_WRITEDATA, data))
-            check(lunet_easy_setopt_ptr(h, CURLOPT_HEADERDATA, data))
-            handle.pointersSet = true
-        }
-        let me = Unmanaged.passUnretained(self).toOpaque()   // the other callbacks' data
-        configureHeaderList(handle, loop, check)
-        if reusing {
-            if hadURL != nil && hadURL === handle.url && hadList === handle.headerList { loop.handlesReusedAsTheyWere += 1 }
-            return failed == CURLE_OK ? nil : refused(failed)
-        }
+    }
 
-        check(lunet_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1))
-        check(lunet_easy_setopt_write(h, CURLOPT_WRITEFUNCTION, transferWriteCallback))
-        check(lunet_easy_setopt_write(h, CURLOPT_HEADERFUNCTION, transferHeaderCallback))
-        // Only web protocols, also after redirects: a script must not be sent to file:// or smb://.
-        check(lunet_easy_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https"))
-        check(lunet_easy_setopt_str(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
-
+    private func configureMethodAndBody(_ h: UnsafeMutableRawPointer, _ status: inout SetoptStatus) -> LunetError? {
         switch request.method {
         case "GET":
-            check(lunet_easy_setopt_long(h, CURLOPT_HTTPGET, 1))
+            status.check(lunet_easy_setopt_long(h, CURLOPT_HTTPGET, 1))
         case "HEAD":
-            check(lunet_easy_setopt_long(h, CURLOPT_NOBODY, 1))
+            status.check(lunet_easy_setopt_long(h, CURLOPT_NOBODY, 1))
         case "POST":
             // POST (not a custom method) so that a 301/302/303 turns into a GET as browsers do.
-            check(lunet_easy_setopt_long(h, CURLOPT_POST, 1))
+            status.check(lunet_easy_setopt_long(h, CURLOPT_POST, 1))
         default:
-            check(request.method.withCString { lunet_easy_setopt_str(h, CURLOPT_CUSTOMREQUEST, $0) })
+            status.check(request.method.withCString { lunet_easy_setopt_str(h, CURLOPT_CUSTOMREQUEST, $0) })
         }
         if case .bytes(let b) = request.body {
-            check(lunet_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(b.count)))
-            check(lunet_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, b.count > 0 ? UnsafeMutableRawPointer(b.base) : emptyBody))
+            status.check(lunet_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(b.count)))
+            status.check(lunet_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, b.count > 0 ? UnsafeMutableRawPointer(b.base) : emptyBody))
         } else if case .multipart(let parts) = request.body {
             if let problem = configureMultipart(h, parts) { return problem }
         } else if case .file(let path) = request.body {
             if let problem = configureUpload(h, path) { return problem }
         } else if request.method == "POST" {
-            check(lunet_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, 0))
-            check(lunet_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, emptyBody))
+            status.check(lunet_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, 0))
+            status.check(lunet_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, emptyBody))
         }
+        return nil
+    }
 
-        if decodesBody { check(lunet_easy_setopt_str(h, CURLOPT_ACCEPT_ENCODING, "")) }
+    /// Decoding, progress, the head as sent, a file to write to.
+    private func configureReporting(_ h: UnsafeMutableRawPointer, _ status: inout SetoptStatus) -> LunetError? {
+        let me = Unmanaged.passUnretained(self).toOpaque()   // the other callbacks' data
+        if decodesBody { status.check(lunet_easy_setopt_str(h, CURLOPT_ACCEPT_ENCODING, "")) }
         if wantsProgress {
-            check(lunet_easy_setopt_long(h, CURLOPT_NOPROGRESS, 0))
-            check(lunet_easy_setopt_xferinfo(h, CURLOPT_XFERINFOFUNCTION, transferProgressCallback))
-            check(lunet_easy_setopt_ptr(h, CURLOPT_XFERINFODATA, me))
+            status.check(lunet_easy_setopt_long(h, CURLOPT_NOPROGRESS, 0))
+            status.check(lunet_easy_setopt_xferinfo(h, CURLOPT_XFERINFOFUNCTION, transferProgressCallback))
+            status.check(lunet_easy_setopt_ptr(h, CURLOPT_XFERINFODATA, me))
         }
         if capturesSentHead {
-            check(lunet_easy_setopt_long(h, CURLOPT_VERBOSE, 1))
-            check(lunet_easy_setopt_debug(h, CURLOPT_DEBUGFUNCTION, transferDebugCallback))
-            check(lunet_easy_setopt_ptr(h, CURLOPT_DEBUGDATA, me))
+            status.check(lunet_easy_setopt_long(h, CURLOPT_VERBOSE, 1))
+            status.check(lunet_easy_setopt_debug(h, CURLOPT_DEBUGFUNCTION, transferDebugCallback))
+            status.check(lunet_easy_setopt_ptr(h, CURLOPT_DEBUGDATA, me))
         }
         if let target = fileTarget {
             if let problem = target.open() { return problem }
             // Big reads for a file: a tenth of the system calls of curl's 16 KB default.
-            check(lunet_easy_setopt_long(h, CURLOPT_BUFFERSIZE, 512 * 1024))
+            status.check(lunet_easy_setopt_long(h, CURLOPT_BUFFERSIZE, 512 * 1024))
         }
+        return nil
+    }
+
+    /// Redirects, timeouts, TLS, the proxy, client certificates, .netrc, the HTTP version.
+    private func configureConnection(_ h: UnsafeMutableRawPointer, _ o: TransferOptions, _ status: inout SetoptStatus) {
         // A request with credentials follows its redirects in lunet (Transfer+Redirects.swift).
-        check(lunet_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, (o.followRedirects ?? true) && !o.followsRedirectsItself ? 1 : 0))
-        check(lunet_easy_setopt_long(h, CURLOPT_MAXREDIRS, o.maxRedirects ?? 10))
-        if let t = o.timeout, t > 0 { check(lunet_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Int(max(1, t * 1000)))) }
-        if let t = o.connectTimeout, t > 0 { check(lunet_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, t * 1000)))) }
+        status.check(lunet_easy_setopt_long(h, CURLOPT_FOLLOWLOCATION, (o.followRedirects ?? true) && !o.followsRedirectsItself ? 1 : 0))
+        status.check(lunet_easy_setopt_long(h, CURLOPT_MAXREDIRS, o.maxRedirects ?? 10))
+        if let t = o.timeout, t > 0 { status.check(lunet_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, Int(max(1, t * 1000)))) }
+        if let t = o.connectTimeout, t > 0 { status.check(lunet_easy_setopt_long(h, CURLOPT_CONNECTTIMEOUT_MS, Int(max(1, t * 1000)))) }
         if o.insecure == true {
-            check(lunet_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 0))
-            check(lunet_easy_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 0))
+            status.check(lunet_easy_setopt_long(h, CURLOPT_SSL_VERIFYPEER, 0))
+            status.check(lunet_easy_setopt_long(h, CURLOPT_SSL_VERIFYHOST, 0))
         }
-        if let ca = o.caFile { check(lunet_easy_setopt_str(h, CURLOPT_CAINFO, ca)) }
+        if let ca = o.caFile { status.check(lunet_easy_setopt_str(h, CURLOPT_CAINFO, ca)) }
         if let proxy = o.proxy {
-            check(lunet_easy_setopt_str(h, CURLOPT_PROXY, proxy))
+            status.check(lunet_easy_setopt_str(h, CURLOPT_PROXY, proxy))
         } else if CurlGlobal.environmentNamesNoProxy {
             // What libcurl would find in the environment, said once (see environmentNamesNoProxy).
-            check(lunet_easy_setopt_str(h, CURLOPT_PROXY, ""))
-            check(lunet_easy_setopt_str(h, CURLOPT_NOPROXY, ""))
+            status.check(lunet_easy_setopt_str(h, CURLOPT_PROXY, ""))
+            status.check(lunet_easy_setopt_str(h, CURLOPT_NOPROXY, ""))
         }
-        if let a = o.curlAuth {
-            // CURLAUTH_DIGEST, _NEGOTIATE, _NTLM: macros Swift does not import (curl.h).
-            let set: CURLcode
-            switch a.scheme {
-            case .digest: set = lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 1)
-            case .negotiate: set = lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 2)
-            case .ntlm: set = lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 3)
-            }
-            // A libcurl built without the scheme (or older than SigV4, 7.75) refuses the option.
-            if set == CURLE_NOT_BUILT_IN || set == CURLE_UNKNOWN_OPTION {
-                return LunetError(.argument, "this libcurl (\(String(cString: lunet_curl_version()))) cannot do \(a.scheme.name) authentication", url: request.url)
-            }
-            check(set)
-            check(a.user.withCString { lunet_easy_setopt_str(h, CURLOPT_USERNAME, $0) })
-            check(a.password.withCString { lunet_easy_setopt_str(h, CURLOPT_PASSWORD, $0) })
-        }
-        if let cert = o.clientCertificate { check(lunet_easy_setopt_str(h, CURLOPT_SSLCERT, cert)) }
-        if let key = o.clientKey { check(lunet_easy_setopt_str(h, CURLOPT_SSLKEY, key)) }
-        if let pass = o.clientKeyPassword { check(lunet_easy_setopt_str(h, CURLOPT_KEYPASSWD, pass)) }
+        if let cert = o.clientCertificate { status.check(lunet_easy_setopt_str(h, CURLOPT_SSLCERT, cert)) }
+        if let key = o.clientKey { status.check(lunet_easy_setopt_str(h, CURLOPT_SSLKEY, key)) }
+        if let pass = o.clientKeyPassword { status.check(lunet_easy_setopt_str(h, CURLOPT_KEYPASSWD, pass)) }
         if let netrc = o.netrcFile, !netrc.isEmpty {   // "": none, over a session that names one
-            check(lunet_easy_setopt_long(h, CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue)))
-            check(lunet_easy_setopt_str(h, CURLOPT_NETRC_FILE, netrc))
+            status.check(lunet_easy_setopt_long(h, CURLOPT_NETRC, Int(CURL_NETRC_OPTIONAL.rawValue)))
+            status.check(lunet_easy_setopt_str(h, CURLOPT_NETRC_FILE, netrc))
         }
         if let v = o.httpVersion {
             let value: Int
@@ -150,9 +157,28 @@ extension Transfer {
             case .http2PriorKnowledge: value = CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
             case .http3: value = 30  // CURL_HTTP_VERSION_3; libcurl says so when it lacks HTTP/3
             }
-            check(lunet_easy_setopt_long(h, CURLOPT_HTTP_VERSION, value))
+            status.check(lunet_easy_setopt_long(h, CURLOPT_HTTP_VERSION, value))
         }
-        return failed == CURLE_OK ? nil : refused(failed)
+    }
+
+    /// Digest, NTLM or Negotiate: libcurl answers the server's challenge.
+    private func configureAuth(_ h: UnsafeMutableRawPointer, _ o: TransferOptions, _ status: inout SetoptStatus) -> LunetError? {
+        guard let a = o.curlAuth else { return nil }
+        // CURLAUTH_DIGEST, _NEGOTIATE, _NTLM: macros Swift does not import (curl.h).
+        let set: CURLcode
+        switch a.scheme {
+        case .digest: set = lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 1)
+        case .negotiate: set = lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 2)
+        case .ntlm: set = lunet_easy_setopt_long(h, CURLOPT_HTTPAUTH, 1 << 3)
+        }
+        // A libcurl built without the scheme refuses the option.
+        if set == CURLE_NOT_BUILT_IN || set == CURLE_UNKNOWN_OPTION {
+            return LunetError(.argument, "this libcurl (\(String(cString: lunet_curl_version()))) cannot do \(a.scheme.name) authentication", url: request.url)
+        }
+        status.check(set)
+        status.check(a.user.withCString { lunet_easy_setopt_str(h, CURLOPT_USERNAME, $0) })
+        status.check(a.password.withCString { lunet_easy_setopt_str(h, CURLOPT_PASSWORD, $0) })
+        return nil
     }
 
     func refused(_ code: CURLcode) -> LunetError {
