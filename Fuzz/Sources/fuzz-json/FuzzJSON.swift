@@ -13,8 +13,7 @@ import FuzzSupport
 import LunetCodecs
 import LunetCore
 
-// A fresh state per input: mallocs and frees balance, so libFuzzer's leak check (which runs
-// when an input allocated more than it freed) finds real leaks instead of a growing state.
+// The input's state (a fresh one per input: withFuzzState), global for the helpers below.
 nonisolated(unsafe) private var L: OpaquePointer! = nil
 
 private func sortedOptions(pretty: Bool) -> LuaJSONEncoder.Options {
@@ -48,11 +47,16 @@ public func main(_ argc: Int32, _ argv: UnsafeMutablePointer<UnsafeMutablePointe
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSON(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let input = fuzzBytes(data, size)
-    L = fuzzBareState(libraries: false)
-    defer {
-        lua_close(L)
-        L = nil
+    withFuzzState { state in
+        L = state
+        defer { L = nil }
+        check(input)
     }
+    return 0
+}
+
+private func check(_ input: UnsafeRawBufferPointer) {
+    let size = input.count
     let top = lua_gettop(L)
 
     if decode(input, "decode(input)") {
@@ -85,7 +89,6 @@ public func fuzzJSON(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     if size > 0 {
         _ = decode(input, maxDepth: Int(input[size - 1] % 8) + 1, "decode(input, max_depth)")
     }
-    return 0
 }
 
 private func text(_ b: [UInt8]) -> String {

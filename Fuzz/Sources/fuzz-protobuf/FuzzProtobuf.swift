@@ -65,18 +65,18 @@ public func fuzzProtobuf(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard size > 0, let data else { return 0 }
     let control = data[0]
     let bytes = UnsafeRawBufferPointer(start: data + 1, count: size - 1)
-    let L = fuzzBareState(libraries: false)
-    defer { lua_close(L) }
-    ProtobufModule.pushModule(L)            // 1: the module
-    let module: Int32 = 1
-    if control & 1 == 0 {
-        schemaless(L, module, bytes, control)
-    } else {
-        pushSchema(L)                       // 2: the schema
-        fuzzCheck(lua_getmetatable(L, 2) != 0, "the schema has no metatable")
-        _ = lunet_rawgetfield(L, -1, "__index")
-        lunet_remove(L, -2)                 // 3: its methods
-        withSchema(L, 2, methods: 3, bytes, control)
+    withFuzzState { L in
+        ProtobufModule.pushModule(L)            // 1: the module
+        let module: Int32 = 1
+        if control & 1 == 0 {
+            schemaless(L, module, bytes, control)
+        } else {
+            pushSchema(L)                       // 2: the schema
+            fuzzCheck(lua_getmetatable(L, 2) != 0, "the schema has no metatable")
+            _ = lunet_rawgetfield(L, -1, "__index")
+            lunet_remove(L, -2)                 // 3: its methods
+            withSchema(L, 2, methods: 3, bytes, control)
+        }
     }
     return 0
 }

@@ -35,8 +35,12 @@ private func encodeTop(_ L: OpaquePointer, pretty: Bool = false) -> (bytes: [UIn
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzXML(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     let input = fuzzBytes(data, size)
-    let L = fuzzBareState(libraries: false)
-    defer { lua_close(L) }
+    withFuzzState { L in check(L, input) }
+    return 0
+}
+
+private func check(_ L: OpaquePointer, _ input: UnsafeRawBufferPointer) {
+    let size = input.count
 
     // Default options: the contract only.
     _ = decode(L, input, LuaXMLDecoder.Options(), "decode(input)")
@@ -57,7 +61,7 @@ public func fuzzXML(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     var keep = LuaXMLDecoder.Options()
     keep.keepWhitespace = true
     keep.ignoreEncoding = true
-    guard decode(L, input, keep, "decode(input, keep_whitespace)") else { return 0 }
+    guard decode(L, input, keep, "decode(input, keep_whitespace)") else { return }
     let (first, error) = encodeTop(L)
     guard let first else { fuzzFail("a decoded document does not encode: \(error ?? "")") }
     lua_settop(L, 0)
@@ -70,7 +74,6 @@ public func fuzzXML(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     guard let pretty else { fuzzFail("a decoded document does not encode pretty: \(prettyError ?? "")") }
     lua_settop(L, 0)
     fuzzCheck(pretty.withUnsafeBytes { decode(L, $0, keep, "decode(pretty)") }, "the pretty form does not decode: \(text(pretty))")
-    return 0
 }
 
 private func text(_ b: [UInt8]) -> String {
