@@ -198,7 +198,8 @@ public final class EventLoop {
         }
         t.handleProfile = profile
         t.cookieJar = cookies
-        if t.startedAt == 0 { t.startedAt = Self.now() }
+        // Only a timeout needs the start (a redirect hop's share of it): no clock read otherwise.
+        if t.startedAt == 0, t.request.options.timeout != nil { t.startedAt = Self.now() }
         t.armDeadline(on: self)
         cookies?.attach(h.raw)
         t.runningKey = running.insert(t)

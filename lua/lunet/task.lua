@@ -40,13 +40,15 @@ M.is_task = is_task
 --             one, run_hooks and the list of them
 --   CBS       the callbacks after the first, in a list
 -- Named fields are what users read (state, result, error, traceback, url, results), and
--- _awaiting, on a host coroutine's task only, read only when it is cancelled. `result` is named (nil) to size the hash part for it. Task:next,
--- Task:continue, M.source and http.lua's plain requests repeat this constructor inline (a call
--- less on the hot path): change them together.
+-- _awaiting, on a host coroutine's task only, read only when it is cancelled. `result` is
+-- named (nil) to size the hash part for it. `new` is the one constructor of a pending task.
 local CB <const>, CBFN <const>, CBTO <const>, OBSERVED <const>, OCFN <const>, OCARG <const>, CBS <const> = 1, 2, 3, 4, 5, 6, 7
-M._OBSERVED, M._OCFN, M._OCARG, M._CB, M._CBS = OBSERVED, OCFN, OCARG, CB, CBS   -- for prelude.lua and http.lua
-local function new()
-  return setmetatable({ false, false, false, false, false, false, false, state = "pending", result = nil }, Task)
+M._OBSERVED, M._OCFN, M._OCARG, M._CB, M._CBS = OBSERVED, OCFN, OCARG, CB, CBS   -- for prelude.lua and lunet.http
+
+--- A pending task; `url` names what it waits for (a request's), `on_cancel` is its first cancel
+--- hook (a transfer's core.cancel: its argument, the transfer's number, goes in OCARG later).
+local function new(url, on_cancel)
+  return setmetatable({ false, false, false, false, on_cancel or false, false, false, state = "pending", url = url, result = nil }, Task)
 end
 M.new = new
 
@@ -212,18 +214,32 @@ local function continue_from_fields(t)
   end
 end
 
---- Always runs with the settled task; its return value (or task) is the next task's result.
-function Task:continue(fn)
-  if type(fn) ~= "function" then check_fn(fn, "continue") end
-  if not self[OBSERVED] then self[OBSERVED] = true; if self.state == "failed" then unobserved[self] = nil end end   -- observe(self)
-  local t2 = setmetatable({ false, false, false, false, false, false, false, state = "pending", result = nil }, Task)
-  if self.state == "pending" and not self[CB] then
-    self[CB], self[CBFN], self[CBTO] = continue_from_fields, fn, t2
-  else
-    when_settled(self, function(t) run_into(t2, fn, t) end)
+-- :continue and :next, one body, made twice by this factory (a closure each, so a call to
+-- either runs the body itself: a shared function called from both cost a Lua call per
+-- continuation, ~0.9k of the ~12.6k instructions a task of the tasks benchmark costs). The
+-- first continuation on a pending task keeps `fn` and the new task in the task's own fields
+-- and queues a shared function (`from_fields`), instead of a closure per continuation (a third
+-- of a continuation's cost); later ones go through when_settled. The new task is new()'s
+-- table, inline for the same reason.
+local function chaining(name, from_fields, step)
+  return function(self, fn)
+    if type(fn) ~= "function" then check_fn(fn, name) end
+    if not self[OBSERVED] then self[OBSERVED] = true; if self.state == "failed" then unobserved[self] = nil end end   -- observe(self)
+    local t2 = setmetatable({ false, false, false, false, false, false, false, state = "pending", result = nil }, Task)
+    if self.state == "pending" and not self[CB] then
+      self[CB], self[CBFN], self[CBTO] = from_fields, fn, t2
+    else
+      when_settled(self, function(t) step(t, fn, t2) end)
+    end
+    return t2
   end
-  return t2
 end
+
+-- What :continue does once its task settled: fn(t) into t2.
+local function continue_step(t, fn, t2) run_into(t2, fn, t) end
+
+--- Always runs with the settled task; its return value (or task) is the next task's result.
+Task.continue = chaining("continue", continue_from_fields, continue_step)
 
 -- What :next does once its task settled: fn(result) into t2, or the outcome passed through.
 local function next_step(t, fn, t2)
@@ -232,8 +248,7 @@ local function next_step(t, fn, t2)
   else settle(t2, "cancelled", t.error) end
 end
 
--- The first :next on a pending task keeps fn and t2 in the task's own fields and queues this
--- shared function, instead of a closure per continuation (a third of a continuation's cost).
+-- What the first :next on a pending task queues (see chaining).
 local function next_from_fields(t)
   local fn, t2 = t[CBFN], t[CBTO]
   t[CBFN], t[CBTO] = false, false
@@ -241,17 +256,7 @@ local function next_from_fields(t)
 end
 
 --- Runs on success with the result; failure and cancellation pass through.
-function Task:next(fn)
-  if type(fn) ~= "function" then check_fn(fn, "next") end
-  if not self[OBSERVED] then self[OBSERVED] = true; if self.state == "failed" then unobserved[self] = nil end end   -- observe(self)
-  local t2 = setmetatable({ false, false, false, false, false, false, false, state = "pending", result = nil }, Task)
-  if self.state == "pending" and not self[CB] then
-    self[CB], self[CBFN], self[CBTO] = next_from_fields, fn, t2
-  else
-    when_settled(self, function(t) next_step(t, fn, t2) end)
-  end
-  return t2
-end
+Task.next = chaining("next", next_from_fields, next_step)
 
 --- Runs on failure with the error; its return value recovers. Cancellation passes through.
 function Task:catch(fn)
@@ -340,6 +345,8 @@ Source.__name = "lunet.TaskSource"
 function Source:resolve(v) return resolve(self.task, v) end
 function Source:reject(err) return reject(self.task, err) end
 function Source:cancel(message) return cancel(self.task, message) end
+-- new()'s table, inline: calling new() cost ~320 instructions of the ~12.6k a task of the tasks
+-- benchmark costs (callgrind, source + next + resolve: 12.9k with the call, 12.6k without).
 function M.source()
   return setmetatable({ task = setmetatable({ false, false, false, false, false, false, false, state = "pending", result = nil }, Task) }, Source)
 end

@@ -18,12 +18,18 @@ extension Transfer {
     /// `loop`: the loop starting it (its shared URL and header list), passed rather than read
     /// from the weak `self.loop` (an atomic load each time).
     func configure(_ handle: EasyHandle, reusing: Bool = false, on loop: EventLoop) -> LunetError? {
+        // Each passed on borrowed (a `let` and an optional's payload): no copy of the request.
+        if let hop { return configure(handle, reusing: reusing, on: loop, hop) }
+        return configure(handle, reusing: reusing, on: loop, request)
+    }
+
+    private func configure(_ handle: EasyHandle, reusing: Bool, on loop: EventLoop, _ request: HTTPRequest) -> LunetError? {
         let h = handle.raw
         self.handle = handle
         handle.transfer = Unmanaged.passUnretained(self)
         let hadURL = handle.url, hadList = handle.headerList
         var status = SetoptStatus()
-        configureURL(handle, loop, &status)
+        configureURL(handle, loop, request, &status)
         if !handle.pointersSet {
             let data = handle.opaque
             status.check(lunet_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, handle.errorBuffer))
@@ -32,7 +38,7 @@ extension Transfer {
             status.check(lunet_easy_setopt_ptr(h, CURLOPT_HEADERDATA, data))
             handle.pointersSet = true
         }
-        configureHeaderList(handle, loop) { status.check($0) }
+        configureHeaderList(handle, loop, request) { status.check($0) }
         if reusing {
             if hadURL != nil && hadURL === handle.url && hadList === handle.headerList { loop.handlesReusedAsTheyWere += 1 }
             return status.failed == CURLE_OK ? nil : refused(status.failed)
@@ -43,10 +49,10 @@ extension Transfer {
         // Only web protocols, also after redirects: a script must not be sent to file:// or smb://.
         status.check(lunet_easy_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https"))
         status.check(lunet_easy_setopt_str(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
-        if let problem = configureMethodAndBody(h, &status) { return problem }
+        if let problem = configureMethodAndBody(h, request, &status) { return problem }
         if let problem = configureReporting(h, &status) { return problem }
         configureConnection(h, request.options, &status)
-        if let problem = configureAuth(h, request.options, &status) { return problem }
+        if let problem = configureAuth(h, request, &status) { return problem }
         return status.failed == CURLE_OK ? nil : refused(status.failed)
     }
 
@@ -57,7 +63,7 @@ extension Transfer {
     /// libcurl's error names the problem. CURLOPT_CURLU wins over CURLOPT_URL, so a handle that
     /// had one is told it has none. A handle whose last transfer had this parsed URL has both
     /// set already (EasyHandle).
-    private func configureURL(_ handle: EasyHandle, _ loop: EventLoop, _ status: inout SetoptStatus) {
+    private func configureURL(_ handle: EasyHandle, _ loop: EventLoop, _ request: HTTPRequest, _ status: inout SetoptStatus) {
         let h = handle.raw
         if let parsed = loop.parsedURL(request.url) {
             parsedURL = parsed
@@ -74,7 +80,7 @@ extension Transfer {
         }
     }
 
-    private func configureMethodAndBody(_ h: UnsafeMutableRawPointer, _ status: inout SetoptStatus) -> LunetError? {
+    private func configureMethodAndBody(_ h: UnsafeMutableRawPointer, _ request: HTTPRequest, _ status: inout SetoptStatus) -> LunetError? {
         switch request.method {
         case "GET":
             status.check(lunet_easy_setopt_long(h, CURLOPT_HTTPGET, 1))
@@ -90,9 +96,9 @@ extension Transfer {
             status.check(lunet_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(b.count)))
             status.check(lunet_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, b.count > 0 ? UnsafeMutableRawPointer(b.base) : emptyBody))
         } else if case .multipart(let parts) = request.body {
-            if let problem = configureMultipart(h, parts) { return problem }
+            if let problem = configureMultipart(h, parts, request.url) { return problem }
         } else if case .file(let path) = request.body {
-            if let problem = configureUpload(h, path) { return problem }
+            if let problem = configureUpload(h, path, request) { return problem }
         } else if request.method == "POST" {
             status.check(lunet_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, 0))
             status.check(lunet_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, emptyBody))
@@ -162,8 +168,8 @@ extension Transfer {
     }
 
     /// Digest, NTLM or Negotiate: libcurl answers the server's challenge.
-    private func configureAuth(_ h: UnsafeMutableRawPointer, _ o: TransferOptions, _ status: inout SetoptStatus) -> LunetError? {
-        guard let a = o.curlAuth else { return nil }
+    private func configureAuth(_ h: UnsafeMutableRawPointer, _ request: HTTPRequest, _ status: inout SetoptStatus) -> LunetError? {
+        guard let a = request.options.curlAuth else { return nil }
         // CURLAUTH_DIGEST, _NEGOTIATE, _NTLM: macros Swift does not import (curl.h).
         let set: CURLcode
         switch a.scheme {
@@ -182,7 +188,7 @@ extension Transfer {
     }
 
     func refused(_ code: CURLcode) -> LunetError {
-        LunetError(.argument, "a request option was refused: \(String(cString: lunet_curl_easy_strerror(code)))", url: request.url)
+        LunetError(.argument, "a request option was refused: \(String(cString: lunet_curl_easy_strerror(code)))", url: currentURL)
     }
 
     /// Whether curl decodes the body (CURLOPT_ACCEPT_ENCODING set): not for a file, which keeps
@@ -191,7 +197,7 @@ extension Transfer {
 
     /// The request's header lines, as a list curl reads while the transfer runs (always set,
     /// so that a reused handle never keeps the list of the transfer before).
-    func configureHeaderList(_ handle: EasyHandle, _ loop: EventLoop, _ check: (CURLcode) -> Void) {
+    func configureHeaderList(_ handle: EasyHandle, _ loop: EventLoop, _ request: HTTPRequest, _ check: (CURLcode) -> Void) {
         let h = handle.raw
         // The Accept-Encoding line curl would make for CURLOPT_ACCEPT_ENCODING "", made here, first
         // in the list, so that it has the same place on the wire (right after Accept). curl
@@ -235,7 +241,7 @@ extension Transfer {
 
     /// A curl MIME body: data parts are handed to curl by pointer (the request keeps them
     /// alive), file parts are read by curl in chunks while it sends.
-    func configureMultipart(_ h: UnsafeMutableRawPointer, _ parts: [MultipartPart]) -> LunetError? {
+    func configureMultipart(_ h: UnsafeMutableRawPointer, _ parts: [MultipartPart], _ url: String) -> LunetError? {
         let m = lunet_curl_mime_init(h)
         mime = m
         for part in parts {
@@ -248,10 +254,10 @@ extension Transfer {
             case .file(let path):
                 var info = stat()
                 guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG, access(path, R_OK) == 0 else {
-                    return LunetError(.argument, "multipart part '\(part.name)': cannot read the file '\(path)'", url: request.url)
+                    return LunetError(.argument, "multipart part '\(part.name)': cannot read the file '\(path)'", url: url)
                 }
                 if lunet_curl_mime_filedata(p, path) != CURLE_OK {
-                    return LunetError(.argument, "multipart part '\(part.name)': cannot read the file '\(path)'", url: request.url)
+                    return LunetError(.argument, "multipart part '\(part.name)': cannot read the file '\(path)'", url: url)
                 }
             }
             if let filename = part.filename { lunet_curl_mime_filename(p, filename) }
@@ -262,7 +268,7 @@ extension Transfer {
     }
 
     /// An upload: curl reads the file through the read callback, in chunks.
-    func configureUpload(_ h: UnsafeMutableRawPointer, _ path: String) -> LunetError? {
+    func configureUpload(_ h: UnsafeMutableRawPointer, _ path: String, _ request: HTTPRequest) -> LunetError? {
         var info = stat()
         uploadFD = open(path, O_RDONLY | O_CLOEXEC)
         guard uploadFD >= 0, fstat(uploadFD, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else {

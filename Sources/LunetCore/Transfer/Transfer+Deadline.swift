@@ -18,7 +18,7 @@ extension Transfer {
             self.deadlineTimer = nil
             let waiting = self.state == .created || self.currentStatus == 0
             let detail = waiting ? ": it was still waiting for a connection or a slot (http.limits per_host and total, a session's max_concurrent)" : ""
-            loop.abort(self, LunetError(.timeout, "the request did not complete within its timeout (\(Self.seconds(timeout)) s)\(detail)", url: self.request.url))
+            loop.abort(self, LunetError(.timeout, "the request did not complete within its timeout (\(Self.seconds(timeout)) s)\(detail)", url: self.currentURL))
         }
     }
 

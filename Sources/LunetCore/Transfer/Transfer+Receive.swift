@@ -9,7 +9,7 @@ extension Transfer {
             let r = read(uploadFD, buffer, n)
             if r >= 0 { return r }
             if errno == EINTR { continue }
-            abortReason = LunetError(.io, "reading the file to upload failed: \(String(cString: strerror(errno)))", url: request.url)
+            abortReason = LunetError(.io, "reading the file to upload failed: \(String(cString: strerror(errno)))", url: currentURL)
             return Int(CURL_READFUNC_ABORT)
         }
     }
@@ -38,7 +38,7 @@ extension Transfer {
             return n
         }
         if let maxBody, body.count + n > maxBody {
-            abortReason = LunetError(.tooLarge, "the body is larger than max_body (\(maxBody) bytes)", url: request.url)
+            abortReason = LunetError(.tooLarge, "the body is larger than max_body (\(maxBody) bytes)", url: currentURL)
             return 0  // any other count than n makes curl stop with CURLE_WRITE_ERROR
         }
         body.append(data, n)

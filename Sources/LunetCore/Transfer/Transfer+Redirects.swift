@@ -15,26 +15,27 @@ extension Transfer {
     /// What to do after the complete response on handle `h`: nil when it is the answer.
     func nextHop(on h: UnsafeMutableRawPointer) -> Hop? {
         guard request.options.followsRedirectsItself else { return nil }
+        let current = hop ?? request
         let maxRedirects = request.options.maxRedirects ?? 10
         let hopsSoFar = redirected?.hops ?? 0
-        switch RedirectPolicy.decide(status: currentStatus, location: headers["Location"], url: request.url, method: request.method,
+        switch RedirectPolicy.decide(status: currentStatus, location: headers["Location"], url: current.url, method: current.method,
                                      hops: hopsSoFar, maxRedirects: maxRedirects) {
         case .deliver:
             return nil
         case .fail(let e):
             return .fail(e)
         case .follow(let step):
-            var next = RedirectPolicy.request(after: request, step)
+            var next = RedirectPolicy.request(after: current, step)
             // Signed for the URL it goes to (within the origin only: across, the keys stayed behind).
             if let keys = next.options.awsCredentials {
                 do { try AWSSigV4.sign(&next, keys, now: HTTPDate.currentTime()) } catch { return .fail(error) }
             }
             var total: curl_off_t = 0
             _ = lunet_easy_getinfo_off(h, CURLINFO_TOTAL_TIME_T, &total)
-            if let whole = (redirected?.first ?? request).options.timeout, whole > 0 {
+            if let whole = request.options.timeout, whole > 0 {
                 let left = whole - (EventLoop.now() - startedAt)
                 guard left > 0 else {
-                    return .fail(LunetError(.timeout, "the request took longer than its timeout (\(whole) s) across \(hopsSoFar + 1) redirects", url: request.url))
+                    return .fail(LunetError(.timeout, "the request took longer than its timeout (\(whole) s) across \(hopsSoFar + 1) redirects", url: current.url))
                 }
                 next.options.timeout = left
             }
@@ -45,9 +46,8 @@ extension Transfer {
     /// Ready to start again for `next`: the handle was released; what the last response left
     /// (its head, its body, a MIME body, an upload's file) is cleared.
     func rearm(for next: HTTPRequest, elapsed: Double) {
-        let first = redirected?.first ?? request
-        redirected = (first, (redirected?.hops ?? 0) + 1, (redirected?.time ?? 0) + elapsed)
-        request = next
+        redirected = ((redirected?.hops ?? 0) + 1, (redirected?.time ?? 0) + elapsed)
+        hop = next
         state = .created
         body.removeAll()
         headerLines.removeAll()

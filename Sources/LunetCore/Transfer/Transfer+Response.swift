@@ -38,7 +38,7 @@ extension Transfer {
         }
         let response = HTTPResponse(status: code, reason: reasonText ?? HTTPResponse.standardReason(code), headerLines: headerLines, body: body,
                                     url: effectiveURL(urlPointer), httpVersion: versionName,
-                                    timings: t, request: redirected?.first ?? request, connectionsOpened: connects,
+                                    timings: t, request: request, connectionsOpened: connects,
                                     redirects: redirects + (redirected?.hops ?? 0))
         if let target = fileTarget, target.hasBegun {
             response.download = (written: target.written, restarted: target.restarted, size: target.offset)
@@ -51,7 +51,7 @@ extension Transfer {
     /// The URL curl reports; the parsed URL's text, with no new string, when it is that one
     /// (no redirect).
     func effectiveURL(_ pointer: UnsafeMutablePointer<CChar>?) -> String {
-        guard let pointer else { return request.url }
+        guard let pointer else { return currentURL }
         if let parsed = parsedURL, strcmp(pointer, parsed.normalized) == 0 { return parsed.normalizedText }
         return String(cString: pointer)
     }
@@ -81,7 +81,7 @@ extension Transfer {
         if !headerBlockEnded {
             var e = LunetError(.protocol, currentStatus == 0 ? "the server closed the connection before a complete status line"
                                                              : "the response ended inside its header block (the connection closed before the blank line that ends it)",
-                               url: request.url)
+                               url: currentURL)
             e.connectionLost = true
             return e
         }
@@ -96,23 +96,23 @@ extension Transfer {
         if code == CURLE_UNSUPPORTED_PROTOCOL {
             // The same code for three different faults: the caller's URL, a redirect lunet will
             // not follow, and a reply that is not HTTP (HTTP/0.9). Tell them apart by what happened.
-            let scheme = request.url.prefix(while: { $0 != ":" }).lowercased()
+            let scheme = currentURL.prefix(while: { $0 != ":" }).lowercased()
             if scheme != "http" && scheme != "https" {
-                return LunetError(.argument, "only http and https URLs are requested, not \(scheme):", url: request.url)
+                return LunetError(.argument, "only http and https URLs are requested, not \(scheme):", url: currentURL)
             }
             if (300..<400).contains(currentStatus) {
                 let target = headers["Location"] ?? "another scheme"
-                return LunetError(.redirects, "refused to follow a redirect to \(target): only http and https are followed", url: request.url)
+                return LunetError(.redirects, "refused to follow a redirect to \(target): only http and https are followed", url: currentURL)
             }
             let detail = message ?? String(cString: lunet_curl_easy_strerror(code))
-            return LunetError(.protocol, "the reply is not HTTP/1.x or HTTP/2: \(detail)", url: request.url)
+            return LunetError(.protocol, "the reply is not HTTP/1.x or HTTP/2: \(detail)", url: currentURL)
         }
         // libcurl 7.88 refuses a header line over 100 KB with "out of memory" and no detail.
         if code == CURLE_OUT_OF_MEMORY && message == nil {
-            return LunetError(.protocol, "a response header line is larger than libcurl accepts (100 KB)", url: request.url)
+            return LunetError(.protocol, "a response header line is larger than libcurl accepts (100 KB)", url: currentURL)
         }
         let detail = message ?? String(cString: lunet_curl_easy_strerror(code))
-        var e = LunetError(CurlErrorMapping.kind(of: code), detail, url: request.url)
+        var e = LunetError(CurlErrorMapping.kind(of: code), detail, url: currentURL)
         e.connectionLost = CurlErrorMapping.losesTheConnection(code)
         return e
     }

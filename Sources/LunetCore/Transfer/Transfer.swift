@@ -7,9 +7,13 @@ public final class Transfer {
     public enum State { case created, running, finished }
     public typealias Completion = (Result<HTTPResponse, LunetError>) -> Void
 
-    /// The request being sent: the one made, or the next hop's when the transfer follows its
-    /// own redirects (Transfer+Redirects.swift).
-    public internal(set) var request: HTTPRequest
+    /// The request as made (a `let`: read without a copy on every path; a redirect the
+    /// transfer follows itself goes in `hop`).
+    public let request: HTTPRequest
+    /// The request of the redirect being followed (Transfer+Redirects.swift), nil before one.
+    var hop: HTTPRequest?
+    /// The URL being asked now: the hop's, else the request's.
+    var currentURL: String { hop?.url ?? request.url }
     public internal(set) var state: State = .created
     /// Set by Lua bindings and Swift callers alike; any object to keep alive with the transfer.
     public var userInfo: AnyObject?
@@ -99,9 +103,8 @@ public final class Transfer {
     /// When the transfer was first started (EventLoop.now()): the whole call's timeout counts
     /// from it, across the redirects it follows itself.
     var startedAt = 0.0
-    /// For a transfer that followed redirects itself: the request as made (the response's
-    /// request: the cache files the answer under it), the hops and the time they took.
-    var redirected: (first: HTTPRequest, hops: Int, time: Double)?
+    /// For a transfer that followed redirects itself: the hops and the time they took.
+    var redirected: (hops: Int, time: Double)?
     /// The loop's timer that bounds the whole call (Transfer+Deadline.swift).
     var deadlineTimer: EventLoop.TimerID?
 
