@@ -1,9 +1,9 @@
 // swift-tools-version:6.1
 // lunet: a networking shell. Swift hosts Lua 5.4; libcurl moves the bytes.
-// Layers (each imports only those below it): C libraries -> CLunetSystem (curl and OS shim) ->
+// Layers (each imports only those below it): C libraries -> CLunetCurl, CLunetLinux (the shims) ->
 // LunetCore -> LunetLuaStack (the Lua stack from Swift, error objects) -> LunetCodecs (JSON, XML,
 // protobuf) -> LunetLua (the Lua host) -> front ends (the `lunet` executable, the `Lunet` library).
-// The Lua bridge, CLunetLua, sits beside CLunetSystem but only the Lua layers (LunetLuaStack and
+// The Lua bridge, CLunetLua, sits beside the shims but only the Lua layers (LunetLuaStack and
 // above, lunet-luac) depend on it: the core cannot import Lua, so "the core knows nothing of Lua"
 // is checked by the compiler (and scripts/check-layers, run by scripts/test, keeps it so).
 import PackageDescription
@@ -33,10 +33,13 @@ let package = Package(
         .systemLibrary(name: "CLua", path: "Sources/CLua"),
         .systemLibrary(name: "CCurl", path: "Sources/CCurl"),
 
-        // The curl and OS shim: libcurl's functions through typed wrappers (curl_loader.c opens it
-        // on first network use; it is not linked) and the Linux calls Swift's Glibc lacks
-        // (eventfd, netlink, getrandom, sync_file_range). No Lua header: the core stands on it.
-        .target(name: "CLunetSystem", dependencies: ["CCurl"], path: "Sources/CLunetSystem"),
+        // The shims the core stands on, one concern each (as swift-nio names its C shims), no Lua
+        // header in either: the curl shim (libcurl's functions through typed wrappers;
+        // curl_loader.c opens it on first network use, it is not linked; libcurl's memory
+        // functions) and the Linux shim (the calls Swift's Glibc lacks: eventfd, netlink,
+        // getrandom, sync_file_range, glibc's malloc tuning).
+        .target(name: "CLunetCurl", dependencies: ["CCurl"], path: "Sources/CLunetCurl"),
+        .target(name: "CLunetLinux", path: "Sources/CLunetLinux"),
         // The Lua bridge: the trampoline Swift functions are called through, Lua macros as
         // functions, the state's allocator, protected calls and chunk loading (what the embedded
         // lua/ files are loaded with), the interrupt and deadline hooks. No curl header.
@@ -44,7 +47,7 @@ let package = Package(
         // The core: loop, transfers, sessions. Knows nothing of Lua: it cannot import CLunetLua.
         // Optimised in debug builds too: hashing 200 MB or decoding big JSON takes 30x longer
         // unoptimised, and the tests do both.
-        .target(name: "LunetCore", dependencies: ["CLunetSystem"], swiftSettings: optimisedAlways),
+        .target(name: "LunetCore", dependencies: ["CLunetCurl", "CLunetLinux"], swiftSettings: optimisedAlways),
         // Reading and writing the Lua stack from Swift without raising, and lunet's error objects:
         // what the codecs and the host share. It was part of LunetLua; it is a module of its own so
         // that the codecs can use it without importing the host. Small on purpose. LunetLua
@@ -60,7 +63,7 @@ let package = Package(
         .target(name: "LunetCodecs", dependencies: ["LunetLuaStack", "LunetCore", "CLunetLua"], swiftSettings: optimisedAlways),
         // The Lua host: the state, values, bindings, prelude; registers the codecs' modules.
         // Knows nothing of readline or argv. lua/ is compiled into it as bytecode by the EmbedLua plugin.
-        .target(name: "LunetLua", dependencies: ["LunetCodecs", "LunetLuaStack", "LunetCore", "CLunetLua", "CLunetSystem"],
+        .target(name: "LunetLua", dependencies: ["LunetCodecs", "LunetLuaStack", "LunetCore", "CLunetLua", "CLunetCurl"],
                 swiftSettings: optimisedAlways, plugins: ["EmbedLua"]),
         .plugin(name: "EmbedLua", capability: .buildTool(), dependencies: ["lunet-luac"]),
         // The Lua module: the host without liblua (the interpreter that loads it has its own) and
@@ -83,17 +86,17 @@ let package = Package(
         .target(name: "CLineEditor", path: "Sources/CLineEditor"),
         // What the executable does before Swift's main (an ELF constructor): malloc tuning, and
         // the libcurl preload when the arguments make a request certain. Linked by `lunet` only.
-        .target(name: "CLunetLaunch", dependencies: ["CLunetSystem"], path: "Sources/CLunetLaunch"),
+        .target(name: "CLunetLaunch", dependencies: ["CLunetCurl", "CLunetLinux"], path: "Sources/CLunetLaunch"),
         // The front end. It runs on the loop's one thread and keeps the REPL in globals for
         // readline's C callbacks, so it is built in Swift 5 mode.
-        .executableTarget(name: "lunet", dependencies: ["LunetLua", "LunetCore", "CLunetLua", "CLunetSystem", "CLineEditor", "CLunetLaunch"],
+        .executableTarget(name: "lunet", dependencies: ["LunetLua", "LunetCore", "CLunetLua", "CLunetCurl", "CLunetLinux", "CLineEditor", "CLunetLaunch"],
                           swiftSettings: [.swiftLanguageMode(.v5)],
                           linkerSettings: [.linkedLibrary("lua5.4")]),
 
         // An example tool that embeds lunet (built and run by the tests).
         .executableTarget(name: "lunet-embed-example", dependencies: ["Lunet"], path: "Examples/embed-tool"),
 
-        .testTarget(name: "LunetCoreTests", dependencies: ["LunetCore", "CLunetSystem"]),
+        .testTarget(name: "LunetCoreTests", dependencies: ["LunetCore", "CLunetCurl", "CLunetLinux"]),
         // The codecs on bare Lua states: no host, so the runtime is linked here.
         .testTarget(name: "LunetCodecsTests", dependencies: ["LunetCodecs", "LunetLuaStack", "LunetCore", "CLunetLua"],
                     linkerSettings: [.linkedLibrary("lua5.4")]),

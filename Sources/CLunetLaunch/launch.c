@@ -21,7 +21,8 @@
 // This file is linked into the lunet executable only: a program that embeds lunet, or a stock
 // lua5.4 that loads it as a module, never runs it.
 #include "CLunetLaunch.h"
-#include "CLunetSystem.h"
+#include "CLunetCurl.h"
+#include "CLunetLinux.h"
 
 #include <ctype.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-import CLunetSystem
+import CLunetCurl
 
 /// Which content and transfer codings libcurl can take off a body, and whether a field names
 /// one it cannot. libcurl fails a whole transfer on a coding it does not know ("Unrecognized

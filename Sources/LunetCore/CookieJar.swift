@@ -1,4 +1,4 @@
-import CLunetSystem
+import CLunetCurl
 import Glibc
 
 /// A session's cookies: a curl share handle holding cookies for every transfer of the session

@@ -1,4 +1,4 @@
-import CLunetSystem
+import CLunetCurl
 
 /// Which kind of lunet error a libcurl result code is. Pure; tested without the network.
 public enum CurlErrorMapping {

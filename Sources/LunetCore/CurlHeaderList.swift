@@ -1,4 +1,4 @@
-import CLunetSystem
+import CLunetCurl
 
 /// A request's header lines as the curl list CURLOPT_HTTPHEADER reads, with what they were made
 /// from. Transfers whose requests have the same fields (a session's plain requests: the same

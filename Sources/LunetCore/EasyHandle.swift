@@ -1,4 +1,4 @@
-import CLunetSystem
+import CLunetCurl
 
 /// A curl easy handle of the loop's, with what lunet hands curl by pointer for as long as the
 /// handle keeps it, so that a handle reused for the same kind of request (EventLoop's configured

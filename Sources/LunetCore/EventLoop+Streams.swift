@@ -1,4 +1,4 @@
-import CLunetSystem
+import CLunetCurl
 
 /// The loop's side of the stream pool (StreamPool.swift): its sockets join the one poll, what
 /// poll says of them goes to libcurl, and its completed transfers are finished with the rest.

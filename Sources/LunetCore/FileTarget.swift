@@ -1,4 +1,4 @@
-import CLunetSystem
+import CLunetLinux
 import Glibc
 
 /// Where a download's body goes: a file (the `.part`), written at an offset with pwrite, so

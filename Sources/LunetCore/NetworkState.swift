@@ -1,4 +1,4 @@
-import CLunetSystem
+import CLunetLinux
 import Glibc
 
 /// Whether a route to the outside exists, from the kernel's routing tables as /proc shows them.

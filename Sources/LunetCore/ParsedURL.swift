@@ -1,4 +1,4 @@
-import CLunetSystem
+import CLunetCurl
 
 /// A request URL parsed once by libcurl (a CURLU handle), handed to transfers with
 /// CURLOPT_CURLU instead of the text. Given the text (CURLOPT_URL), libcurl parses it again at

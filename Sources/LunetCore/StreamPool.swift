@@ -1,4 +1,4 @@
-import CLunetSystem
+import CLunetCurl
 import Glibc
 
 /// Long-lived connections on a multi handle of their own: WebSockets (libcurl connects, lunet

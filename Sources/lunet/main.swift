@@ -28,7 +28,7 @@ do {
     leave(2)
 }
 
-// libcurl may be opened on another thread while Lua starts (CLunetSystem/curl_loader.c): before
+// libcurl may be opened on another thread while Lua starts (CLunetCurl/curl_loader.c): before
 // main for the command lines launch.c recognises; here for every one-shot request (which always
 // sends); when a script first names `http`. Asking again once it started does nothing.
 // Every way out of the process below waits for that thread first (leave(), and os.exit).

@@ -1,5 +1,5 @@
 import XCTest
-import CLunetSystem
+import CLunetCurl
 @testable import LunetCore
 
 /// RFC 9111's rules as pure functions, table by table.

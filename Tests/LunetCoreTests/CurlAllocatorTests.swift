@@ -1,6 +1,7 @@
 import Foundation
 import XCTest
-import CLunetSystem
+import CLunetCurl
+import CLunetLinux
 @testable import LunetCore
 
 /// libcurl's memory functions (curl_allocator.c): each thread keeps freed blocks for its next

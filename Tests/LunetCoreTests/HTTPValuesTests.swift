@@ -1,6 +1,6 @@
 import XCTest
 @testable import LunetCore
-import CLunetSystem
+import CLunetCurl
 
 final class HTTPValuesTests: XCTestCase {
     func testHeadersCompareNamesWithoutCaseAndKeepOrder() {

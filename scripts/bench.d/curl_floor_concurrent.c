@@ -38,7 +38,7 @@ static size_t count_header(char *data, size_t size, size_t count, void *user) {
 static CURLU *lean_url;   /* set in lean mode: the URL, parsed once */
 static struct curl_slist *lean_lines;   /* and lunet's request header lines */
 
-/* "Accept-Encoding: ..." as lunet offers it (Sources/CLunetSystem/curl_loader.c), or nothing. */
+/* "Accept-Encoding: ..." as lunet offers it (Sources/CLunetCurl/curl_loader.c), or nothing. */
 static struct curl_slist *accept_encoding(struct curl_slist *list) {
     const curl_version_info_data *info = curl_version_info(CURLVERSION_NOW);
     char line[96] = "Accept-Encoding: ";

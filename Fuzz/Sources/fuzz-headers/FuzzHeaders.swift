@@ -12,7 +12,7 @@
 // round-trips through HTTPDate.format; a 304 carrying the stored validators selects the stored
 // response; set/remove/merging keep their contracts for token names.
 @testable import LunetCore
-import CLunetSystem
+import CLunetCurl
 import FuzzSupport
 import Glibc
 

@@ -1,6 +1,6 @@
 // The Lua bridge: what Swift needs to host Lua 5.4 and be called by it. Only the Lua layers
 // (LunetLuaStack, LunetCodecs, LunetLua, the front ends, lunet-luac) depend on it; the core does
-// not, so the core cannot see Lua (libcurl and the OS calls are CLunetSystem's).
+// not, so the core cannot see Lua (libcurl and the OS calls are the shims', CLunetCurl and CLunetLinux).
 //
 // Two rules shape it:
 //  1. A Lua error is a longjmp. It must never jump over a Swift frame, so every Swift function

@@ -1,4 +1,4 @@
-import CLunetSystem
+import CLunetCurl
 import Glibc
 
 /// Setting a transfer's curl handle up: the URL, the header list (shared between transfers

@@ -1,4 +1,4 @@
-import CLunetSystem
+import CLunetCurl
 
 /// A transfer's side of its events' flow (BodyFlow.swift): it performs what the flow decides.
 /// Runs on the loop thread; `queueChunk` inside libcurl's write callback, the rest outside.

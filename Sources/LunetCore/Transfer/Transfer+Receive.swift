@@ -1,4 +1,4 @@
-import CLunetSystem
+import CLunetCurl
 import Glibc
 
 /// What libcurl hands a transfer while it runs (on the loop thread, inside

@@ -1,4 +1,4 @@
-import CLunetSystem
+import CLunetCurl
 import Glibc
 
 /// A transfer that carries credentials follows its redirects itself (RedirectPolicy decides

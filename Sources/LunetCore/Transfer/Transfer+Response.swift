@@ -1,4 +1,4 @@
-import CLunetSystem
+import CLunetCurl
 import Glibc
 
 /// The end of a transfer: the response assembled from what arrived and what libcurl reports,

@@ -1,4 +1,4 @@
-import CLunetSystem
+import CLunetCurl
 import Glibc
 
 /// One request on one curl easy handle, from `start` until its completion has run.

@@ -1,4 +1,5 @@
-import CLunetSystem
+import CLunetCurl
+import CLunetLinux
 import Glibc
 
 /// A WebSocket client connection (RFC 6455) on the loop. libcurl makes the connection

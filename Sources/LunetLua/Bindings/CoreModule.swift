@@ -1,5 +1,5 @@
 import CLunetLua
-import CLunetSystem
+import CLunetCurl
 import LunetLuaStack
 import Glibc
 import LunetCore

@@ -15,7 +15,7 @@
 // allocates again or ends (a thread's blocks are freed then). Under AddressSanitizer nothing is
 // kept, so that a use of a freed block is still caught (scripts/sanitize).
 #define _GNU_SOURCE
-#include "CLunetSystem.h"
+#include "CLunetCurl.h"
 
 #include <malloc.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 // A netlink socket that turns readable when routes or links change (sockaddr_nl and the
 // RTMGRP_* groups come from Linux headers Swift's Glibc module does not bring in).
-#include "CLunetSystem.h"
+#include "CLunetLinux.h"
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
 #include <string.h>

@@ -5,7 +5,7 @@
 // start-up time of a script that prints a line. Opened here, a program pays for them only when
 // it first sends a request (or asks for curl's version).
 #define _GNU_SOURCE  // pthread_attr_setaffinity_np, sched_getcpu: before any system header
-#include "CLunetSystem.h"
+#include "CLunetCurl.h"
 
 #include <dlfcn.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 // Random bytes from the kernel (WebSocket keys and masks). Swift's Glibc module does not bring
 // in sys/random.h.
-#include "CLunetSystem.h"
+#include "CLunetLinux.h"
 #include <sys/random.h>
 
 int lunet_random_bytes(void *p, size_t n) {

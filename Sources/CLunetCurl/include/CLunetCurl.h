@@ -1,35 +1,14 @@
-// The C shim under the core: libcurl (opened with dlopen, reached through typed wrappers) and the
-// Linux calls Swift's Glibc module does not show. It knows nothing of Lua: no Lua header is
-// included here, so LunetCore, which depends on this target alone, cannot see Lua's API
+// The curl shim under the core: libcurl, opened with dlopen on first network use and reached
+// through a table of function pointers and typed wrappers (variadic C, curl_easy_setopt and
+// its kind, cannot be called from Swift), and libcurl's memory functions. No Lua header, so
+// LunetCore, which stands on this and the Linux shim (CLunetLinux), cannot see Lua's API
 // (scripts/check-layers checks that it stays so). The Lua bridge is CLunetLua.
-//
-// Variadic C cannot be called from Swift: curl's setopt/getinfo are wrapped in small typed
-// functions.
-#ifndef CLUNET_SYSTEM_H
-#define CLUNET_SYSTEM_H
+#ifndef CLUNET_CURL_H
+#define CLUNET_CURL_H
 
 #include <stddef.h>
 #include <stdint.h>
 #include <curl/curl.h>
-
-/// Starts writing a file's range back to disk without waiting (sync_file_range WRITE).
-int lunet_start_writeback(int fd, long long offset, long long length);
-
-/// A non-blocking NETLINK_ROUTE socket subscribed to link and route changes, or -1.
-int lunet_route_socket(void);
-/// A non-blocking eventfd (close-on-exec) that wakes the loop from other threads, or -1.
-int lunet_wakeup_fd(void);
-/// Fills p with n random bytes from the kernel; 0, or -1 if it could not.
-int lunet_random_bytes(void *p, size_t n);
-/// Turns glibc's fastbins off (mallopt M_MXFAST 0); the lunet executable says why.
-void lunet_malloc_no_fastbins(void);
-/// Lets the heap keep more free memory at its top, and maps 1 MB allocations and up on their
-/// own (mallopt M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD); the lunet executable says why.
-void lunet_malloc_keep_heap_top(void);
-/// glibc's malloc_usable_size and the bytes allocated in all its arenas (mallinfo2's
-/// uordblks), for tests.
-size_t lunet_malloc_usable_size(void *p);
-size_t lunet_malloc_in_use(void);
 
 // ---------------------------------------------------------------------------------------------
 // libcurl: opened with dlopen on first network use (curl_loader.c), never linked, and reached
