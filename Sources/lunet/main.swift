@@ -127,6 +127,7 @@ leave(status)
 /// while curl_global_init is registering its own.
 func leave(_ code: Int32) -> Never {
     CurlGlobal.waitForPreload()
+    HTTPCache.flushAll()   // the disk tier's queued writes (Cache/CacheDiskWriter.swift)
     exit(code)
 }
 

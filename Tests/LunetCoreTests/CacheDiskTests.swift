@@ -24,8 +24,11 @@ final class CacheDiskTests: XCTestCase {
     func put(_ cache: HTTPCache, _ url: String, body: String, headers: [(String, String)] = [("Cache-Control", "max-age=1000")],
              request: [(String, String)] = [], at time: Double = cacheT0) -> CacheStoreResult {
         let req = cacheRequest(url, request)
-        return cache.store(request: req, response: cacheResponse(200, headers, body: body, request: req, date: time),
-                           requestTime: time, responseTime: time)
+        let result = cache.store(request: req, response: cacheResponse(200, headers, body: body, request: req, date: time),
+                                 requestTime: time, responseTime: time)
+        // The disk write happens on the cache's writer thread: these tests look at the disk itself.
+        cache.flush()
+        return result
     }
 
     func body(_ cache: HTTPCache, _ url: String, _ headers: [(String, String)] = [], now: Double = cacheT0 + 1) -> String? {

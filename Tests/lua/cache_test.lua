@@ -191,5 +191,19 @@ test("stats, entries, purge and clear", function()
   eq(#c:entries(), 0, "cleared")
 end)
 
+test("a script's disk writes are on disk when it ends, by os.exit or not (the writer thread is waited for)", function()
+  local dir = h.tmpname()
+  os.remove(dir)
+  local url = BIN .. "/cache/600?exit=" .. math.random(1e9)
+  for _, ending in ipairs({ "", " os.exit(0)", " os.exit(3)" }) do
+    local target = url .. "&e=" .. #ending
+    local code = h.run(h.lunet() .. " -e " .. string.format("%q", "http.session{ cache = http.cache{ dir = '" .. dir .. "' } }:get('" .. target .. "')" .. ending))
+    eq(code, ending == " os.exit(3)" and 3 or 0, "the first run" .. ending)
+    local _, out = h.run(h.lunet() .. " -e " .. string.format("%q", "print(http.session{ cache = http.cache{ dir = '" .. dir .. "' } }:get('" .. target .. "').cache)"))
+    eq(out, "hit\n", "the second run finds it on disk" .. ending)
+  end
+  os.execute("rm -rf '" .. dir .. "'")
+end)
+
 h.cleanup(after_all, h.remove_caches)
 h.done()

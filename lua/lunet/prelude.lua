@@ -36,11 +36,12 @@ local own_interpreter = debug.getregistry()["lunet.globals"]
 if own_interpreter then
   coroutine.resume = runtime.resume
   coroutine.wrap = runtime.wrap
-  -- libcurl may be opening on another thread (core.curl_preload, when http loads): the process
-  -- must not run its exit handlers until that has finished.
+  -- libcurl may be opening on another thread (core.curl_preload, when http loads), and a
+  -- cache's disk writes may be queued on its writer's thread: the process waits for both
+  -- before it runs its exit handlers.
   local core, raw_exit = require "lunet.core", os.exit
   os.exit = function(...)
-    core.curl_preload_wait()
+    core.before_exit()
     return raw_exit(...)
   end
 end

@@ -20,12 +20,12 @@ extension HTTPCache {
             let updated = entry.updated(headers: CacheRules.updatedHeaders(stored: entry.headers, with: head.headers),
                                         requestTime: requestTime, responseTime: responseTime)
             locked { _ = memory.put(updated) }
-            disk?.write(updated)
+            diskWriter?.enqueue(.write(updated))
             return .freshened
         }
         locked { _ = memory.remove(key: entry.key, variant: entry.variant) }
         count(\.invalidations)
-        if let disk { disk.remove(path: disk.path(for: entry)) }
+        if let disk, let diskWriter { diskWriter.enqueue(.removePath(disk.path(for: entry), key: entry.key)) }
         return .invalidated(1)
     }
 }

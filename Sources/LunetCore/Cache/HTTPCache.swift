@@ -54,6 +54,8 @@ public final class HTTPCache: @unchecked Sendable {
     public let configuration: Configuration
     let memory: CacheMemoryTier
     let disk: CacheDiskTier?
+    /// Where the disk tier's writes and removals go: a thread of their own (CacheDiskWriter).
+    let diskWriter: CacheDiskWriter?
     private var hostRules: [CacheHostRule] = []
     private var counters = CacheStats()
     private var keyMemo: [String: CacheKey?] = [:]
@@ -66,11 +68,41 @@ public final class HTTPCache: @unchecked Sendable {
         disk = configuration.directory.map {
             CacheDiskTier(directory: Self.expandingTilde($0), limit: configuration.diskLimit, syncWrites: configuration.syncWrites)
         }
+        diskWriter = disk.map { CacheDiskWriter(disk: $0) }
         mutex = .allocate(capacity: 1)
         pthread_mutex_init(mutex, nil)
+        if diskWriter != nil {
+            pthread_mutex_lock(&Self.registryLock)
+            Self.withDisk[ObjectIdentifier(self)] = WeakCache(cache: self)
+            pthread_mutex_unlock(&Self.registryLock)
+        }
+    }
+
+    /// Waits until every store and removal queued for the disk tier is on disk. (The writes
+    /// done when the cache is released are waited for then too.)
+    public func flush() { diskWriter?.drain() }
+
+    /// Caches with a disk tier, for `flushAll` (weak: the registry keeps none alive).
+    nonisolated(unsafe) private static var withDisk: [ObjectIdentifier: WeakCache] = [:]
+    nonisolated(unsafe) private static var registryLock = pthread_mutex_t()
+    private struct WeakCache { weak var cache: HTTPCache? }
+
+    /// Waits for every cache's queued disk writes: what a program does before it exits (the
+    /// lunet program does in `leave()` and `os.exit`), so that a one-shot run's entry is on disk.
+    public static func flushAll() {
+        pthread_mutex_lock(&registryLock)
+        let caches = withDisk.values.compactMap(\.cache)
+        pthread_mutex_unlock(&registryLock)
+        for c in caches { c.flush() }
     }
 
     deinit {
+        if diskWriter != nil {
+            pthread_mutex_lock(&Self.registryLock)
+            Self.withDisk[ObjectIdentifier(self)] = nil
+            pthread_mutex_unlock(&Self.registryLock)
+        }
+        diskWriter?.finish()
         pthread_mutex_destroy(mutex)
         mutex.deallocate()
     }
@@ -248,6 +280,8 @@ public final class HTTPCache: @unchecked Sendable {
 
     /// The disk's accepted variant, read without holding the cache's lock, then kept in memory.
     private func fromDisk(_ key: String, credential: String, encoded: Bool, ruled: Bool, _ headers: HTTPHeaders) -> CacheEntry? {
+        // What was queued for this key lands first: the read never sees the tier before it.
+        diskWriter?.settle(key: key)
         guard let disk, let e = disk.load(key: key, accept: {
             Self.accepts($0, credential: credential, encoded: encoded, ruled: ruled, headers)
         }) else { return nil }
@@ -305,8 +339,8 @@ public final class HTTPCache: @unchecked Sendable {
     /// it is the target's representation is stored for later GETs (RFC 9110 §9.3.3); anything
     /// else is left alone. `request` is the request as sent (its fields select variants);
     /// `requestTime` is when it was sent, `responseTime` when the response arrived (wall clock).
-    /// The memory tier has the entry when this returns; the disk write (fsync included) happens
-    /// on the calling thread without holding the lock lookups need.
+    /// The memory tier has the entry when this returns; the disk write (fsync included) is
+    /// queued for the disk writer's thread (CacheDiskWriter): the caller never waits for it.
     @discardableResult
     public func store(request: HTTPRequest, response: HTTPResponse, requestTime: Double, responseTime: Double,
                       policy: CachePolicy = .default) -> CacheStoreResult {
@@ -353,7 +387,7 @@ public final class HTTPCache: @unchecked Sendable {
             memory.put(entry)
             counters.stores += 1
         }
-        disk?.write(entry)
+        diskWriter?.enqueue(.write(entry))
         return .stored
     }
 
@@ -374,8 +408,8 @@ public final class HTTPCache: @unchecked Sendable {
             if keep { memory.put(updated) } else { memory.remove(key: updated.key, variant: updated.variant) }
             counters.revalidations += 1
         }
-        if let disk {
-            if keep { disk.write(updated) } else { disk.remove(path: disk.path(for: updated)) }
+        if let disk, let diskWriter {
+            diskWriter.enqueue(keep ? .write(updated) : .removePath(disk.path(for: updated), key: updated.key))
         }
         let age = ruled ? 0 : CacheRules.currentAge(headers: headers, requestTime: requestTime, responseTime: responseTime, now: responseTime)
         var served = headers
@@ -398,10 +432,12 @@ public final class HTTPCache: @unchecked Sendable {
         return n
     }
 
+    /// Invalidation's removal: the memory tier's now, the disk's queued (the count is the
+    /// memory tier's).
     private func removeKey(_ key: String) -> Int {
         let m = locked { memory.remove(key: key) }
-        let d = disk?.remove(key: key) ?? 0
-        return Swift.max(m, d)
+        diskWriter?.enqueue(.removeKey(key))
+        return m
     }
 
     // MARK: management
@@ -410,16 +446,22 @@ public final class HTTPCache: @unchecked Sendable {
     @discardableResult
     public func purge(_ url: String) -> Int {
         guard let key = CacheKey(url: url) else { return 0 }
-        return removeKey(key.string)
+        // Management: done before it returns, so that its count covers both tiers.
+        let m = locked { memory.remove(key: key.string) }
+        diskWriter?.settle(key: key.string)
+        let d = disk?.remove(key: key.string) ?? 0
+        return Swift.max(m, d)
     }
 
     /// Removes every stored response from both tiers (the counters of `stats` stay).
     public func clear() {
         locked { memory.removeAll() }
+        diskWriter?.drain()
         disk?.removeAll()
     }
 
     public func stats() -> CacheStats {
+        diskWriter?.drain()   // the disk's figures include what is queued
         var s = locked { () -> CacheStats in
             var s = counters
             s.memoryEntries = memory.entryCount
@@ -442,6 +484,7 @@ public final class HTTPCache: @unchecked Sendable {
     /// What is stored, both tiers, sorted by URL: for a REPL user. Reads every disk entry's
     /// metadata (not bodies).
     public func entries(now: Double = HTTPCache.now()) -> [CacheListing] {
+        diskWriter?.drain()
         let (inMemory, rules) = locked { (memory.allEntries(), hostRules) }
         var byID: [String: (CacheEntry, Int, Bool, Bool)] = [:]
         for e in inMemory { byID[e.variant] = (e, e.body.count, true, false) }

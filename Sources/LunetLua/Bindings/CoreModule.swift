@@ -29,7 +29,7 @@ enum CoreModule {
             ("response_cache", ResponseBinding.cacheStatus),
             ("sha256_file", FileBinding.sha256), ("finalize_file", FileBinding.finalize), ("file_size", FileBinding.size), ("record_file", FileBinding.record), ("lock_file", FileBinding.lockFile), ("unlock_file", FileBinding.unlockFile),
             ("destination_problem", FileBinding.destinationProblem), ("write_private", FileBinding.writePrivate), ("make_private_dirs", DirectoryBinding.makePrivateDirs), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
-            ("curl_preload", curlPreload), ("curl_preload_wait", curlPreloadWait), ("is_secret_name", isSecretName),
+            ("curl_preload", curlPreload), ("curl_preload_wait", curlPreloadWait), ("before_exit", beforeExit), ("is_secret_name", isSecretName),
         ]
         s.newTable(hash: Int32(functions.count))
         for (name, fn) in functions {
@@ -47,6 +47,14 @@ enum CoreModule {
     }
     static let curlPreloadWait: lunet_SwiftFunction = { _ in
         lunet_curl_preload_wait()
+        return 0
+    }
+
+    /// core.before_exit(): what the process must wait for before it exits without closing the
+    /// state (os.exit): the libcurl preload thread, and every cache's queued disk writes.
+    static let beforeExit: lunet_SwiftFunction = { _ in
+        lunet_curl_preload_wait()
+        HTTPCache.flushAll()
         return 0
     }
 
