@@ -87,4 +87,25 @@ test("the example Swift tool embeds lunet and exposes a Swift function to its sc
 end)
 
 h.cleanup(after_all, function() os.execute("rm -rf " .. moddir) end)
+test("module mode's crossings: a GET from the main thread is the send, one wait and the completion (2 down, 1 up)", function()
+  -- The lunet program runs a script in a coroutine that yields to the loop (1 down, 1 up:
+  -- request_path_test.lua); a stock lua5.4's main thread cannot yield, so its wait turns the loop
+  -- in one call down (core.step_until), however many turns that takes.
+  local code, out = h.run("LUNET_INTERNALS=1 " .. LUA .. " -e '" .. [[
+    local lunet = require "lunet"
+    local core = require "lunet.core"
+    local function crossed(fn)
+      local d0, u0 = core.crossings(); fn(); local d1, u1 = core.crossings()
+      return (d1 - d0 - 1) .. "/" .. (u1 - u0)
+    end
+    local url = os.getenv("LUNET_HTTPBIN")
+    lunet.http.get(url .. "/get")
+    io.write(crossed(function() lunet.http.get(url .. "/get") end), " ",
+             crossed(function() lunet.http.get(url .. "/delay/0.3") end), " ",
+             crossed(function() lunet.task.sleep(0.05) end), " ",
+             crossed(function() lunet.run(function() lunet.http.get(url .. "/get") end) end))
+  ]] .. "'")
+  eq({ code, out }, { 0, "2/1 2/1 2/1 2/1" }, "a GET, a slow GET, a sleep, and a GET inside lunet.run")
+end)
+
 h.done()

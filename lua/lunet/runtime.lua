@@ -111,20 +111,18 @@ function M.recover()
   M.drain()
 end
 
-local yield, isyieldable, step = coroutine.yield, coroutine.isyieldable, core.step
+local yield, isyieldable, step_until = coroutine.yield, coroutine.isyieldable, core.step_until
 
 --- Waits until `t` (a task) is no longer pending: yields to the driver when it can, else runs
---- the loop here.
+--- the loop here, in one call down (core.step_until) however many turns it takes.
 function M.wait(t)
   if t.state ~= "pending" then return end
   if isyieldable() then
     yield(AWAIT, t)
   else
-    while t.state == "pending" do
-      M.drain()
-      if t.state ~= "pending" then break end
-      step()
-    end
+    M.drain()
+    if t.state ~= "pending" then return end
+    step_until(t)
   end
 end
 

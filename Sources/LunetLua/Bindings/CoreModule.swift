@@ -10,7 +10,7 @@ enum CoreModule {
     static let open: lunet_SwiftFunction = { L in
         let s = LuaStack(L!)
         let functions: [(String, lunet_SwiftFunction)] = [
-            ("wake", wake), ("step", step), ("now", now), ("live_transfers", liveTransfers),
+            ("wake", wake), ("step", step), ("step_until", stepUntil), ("now", now), ("live_transfers", liveTransfers),
             ("timer", timer), ("timer_cancel", timerCancel),
             ("session_new", SessionBinding.new), ("session_derive", SessionBinding.derive),
             ("session_cookies", SessionBinding.cookies), ("session_add_cookie", SessionBinding.addCookie), ("session_save_cookies", SessionBinding.saveCookies),
@@ -84,6 +84,33 @@ enum CoreModule {
             return LuaErrorObject.raise(L, .argument, "waiting for a task that nothing will ever settle (no request, timer or task is pending)")
         }
         host.entered(from: L) { host.loop.runOnce() }
+        return 0
+    }
+
+    /// core.step_until(task): turns the loop until `task` (a table with a `state` field) is no
+    /// longer "pending", in one call down however many turns that takes: what a wait on a thread
+    /// that cannot yield does (lunet.runtime.wait: the main thread of a stock lua5.4 that loaded
+    /// lunet). The state is read raw between turns; the settling itself happens in the
+    /// deliveries the turns make.
+    static let stepUntil: lunet_SwiftFunction = { L in
+        let L = L!
+        guard lua_type(L, 1) == LUA_TTABLE else { return LuaErrorObject.badArgument(L, 1, "step_until", "task expected") }
+        let host = LuaHost.from(L)
+        func pending() -> Bool {
+            lua_pushstring(L, "state")
+            lua_rawget(L, 1)
+            var length = 0
+            let p = lunet_tolstring(L, -1, &length)
+            let isPending = p != nil && length == 7 && memcmp(p!, "pending", 7) == 0
+            lua_settop(L, 1)
+            return isPending
+        }
+        while pending() {
+            if host.loop.isIdle && !host.loop.hasDueWork {
+                return LuaErrorObject.raise(L, .argument, "waiting for a task that nothing will ever settle (no request, timer or task is pending)")
+            }
+            host.entered(from: L) { host.loop.runOnce() }
+        }
         return 0
     }
 
