@@ -15,19 +15,19 @@ import Glibc
 /// threads handed in.
 public final class EventLoop {
     /// Made with the first transfer (see `connectionPool`).
-    private var multi: UnsafeMutableRawPointer?
+    var multi: UnsafeMutableRawPointer?
     /// Long-lived connections (websockets, event streams), on a multi handle of their own with
     /// no connection caps; made with the first one (EventLoop+Streams.swift).
     var streams: StreamPool?
     /// Written by `submit` from other threads; the loop waits on it beside its sockets.
-    private let wakeFD: Int32
+    let wakeFD: Int32
     private let owner = pthread_self()
     private var running = SlotTable<Transfer>()           // each under its Transfer.runningKey
     /// A timer's payload runs with `true` when it fires, `false` when the loop drops it unfired.
-    private var timers = TimerHeap<(Bool) -> Void>()
+    var timers = TimerHeap<(Bool) -> Void>()
     /// Timers that do not keep the loop running by themselves (a poll of something no one is
     /// waiting for: net.on_change's): while only these are left, the loop is idle.
-    private var backgroundTimers: Set<UInt64> = []
+    var backgroundTimers: Set<UInt64> = []
     private var idleHandles: [EasyHandle] = []
     /// Handles a finished transfer left configured (not reset), with its profile: the next
     /// transfer of the same profile sets only its URL and headers, and only when they differ
@@ -46,9 +46,15 @@ public final class EventLoop {
     /// The header list the last transfer was started with: the next one with the same lines
     /// shares it (CurlHeaderList.swift).
     var lastHeaderList: CurlHeaderList?
-    private var watchers: [Int32: () -> Void] = [:]
+    /// The descriptors poll waits on besides curl's: the wakeup descriptor first, then the
+    /// watched ones. Made again only when the watched descriptors change, not every turn.
+    var waitList: [curl_waitfd]?
+    /// Where the stream pool's sockets start in the wait list (EventLoop+Streams.swift).
+    var streamEntriesStart = 1
+
+    var watchers: [Int32: () -> Void] = [:]
     /// One-shot: called once when the descriptor can be written (a send that would block).
-    private var writeWatchers: [Int32: () -> Void] = [:]
+    var writeWatchers: [Int32: () -> Void] = [:]
     /// Handles that only connected (CURLOPT_CONNECT_ONLY, a WebSocket's connection): they stay
     /// in the multi handle while their owner uses them, as libcurl requires for
     /// curl_easy_send/recv, and are not transfers.
@@ -346,106 +352,6 @@ public final class EventLoop {
         }
     }
 
-    // MARK: timers
-
-    public struct TimerID: Hashable, Sendable { let raw: UInt64 }
-
-    @discardableResult
-    public func addTimer(after seconds: Double, _ fire: @escaping () -> Void) -> TimerID {
-        TimerID(raw: timers.add(deadline: Self.now() + max(0, seconds)) { fired in if fired { fire() } })
-    }
-
-    /// A timer whose owner must hear when the loop drops it unfired (to release what it holds).
-    @discardableResult
-    public func addTimer(after seconds: Double, firedOrDropped: @escaping (Bool) -> Void) -> TimerID {
-        TimerID(raw: timers.add(deadline: Self.now() + max(0, seconds), firedOrDropped))
-    }
-
-    /// A timer that fires if the loop is still turning for other reasons, but does not keep it
-    /// turning: a script whose other work is done ends with it pending.
-    @discardableResult
-    public func addBackgroundTimer(after seconds: Double, firedOrDropped: @escaping (Bool) -> Void) -> TimerID {
-        var raw: UInt64 = 0
-        raw = timers.add(deadline: Self.now() + max(0, seconds)) { [unowned self] fired in
-            self.backgroundTimers.remove(raw)
-            firedOrDropped(fired)
-        }
-        backgroundTimers.insert(raw)
-        return TimerID(raw: raw)
-    }
-
-    public func cancelTimer(_ id: TimerID) {
-        timers.cancel(id.raw)
-        if !backgroundTimers.isEmpty { backgroundTimers.remove(id.raw) }
-    }
-
-    public var pendingTimers: Int { timers.count }
-
-    private func fireDueTimers() {
-        let now = Self.now()
-        while let due = timers.popDue(now: now) { due.payload(true) }
-    }
-
-    // MARK: extra descriptors (stdin for the REPL, a signalfd)
-
-    public func watch(_ fd: Int32, onReadable: @escaping () -> Void) { watchers[fd] = onReadable; waitList = nil }
-    public func unwatch(_ fd: Int32) {
-        watchers.removeValue(forKey: fd)
-        writeWatchers.removeValue(forKey: fd)
-        waitList = nil
-    }
-    /// Calls `fn` once, when `fd` can be written.
-    public func whenWritable(_ fd: Int32, _ fn: @escaping () -> Void) { writeWatchers[fd] = fn; waitList = nil }
-
-    /// The descriptors poll waits on besides curl's: the wakeup descriptor first, then the
-    /// watched ones. Made again only when the watched descriptors change, not every turn.
-    var waitList: [curl_waitfd]?
-    /// Where the stream pool's sockets start in the wait list (EventLoop+Streams.swift).
-    var streamEntriesStart = 1
-
-    private func currentWaitList() -> [curl_waitfd] {
-        if let waitList { return waitList }
-        var list = [curl_waitfd(fd: wakeFD, events: Int16(CURL_WAIT_POLLIN), revents: 0)]
-        for fd in Set(watchers.keys).union(writeWatchers.keys) {
-            let events = (watchers[fd] != nil ? CURL_WAIT_POLLIN : 0) | (writeWatchers[fd] != nil ? CURL_WAIT_POLLOUT : 0)
-            list.append(curl_waitfd(fd: fd, events: Int16(events), revents: 0))
-        }
-        // The stream pool's sockets come last: poll's answers for them go to libcurl.
-        streamEntriesStart = list.count
-        appendStreamSockets(to: &list)
-        waitList = list
-        return list
-    }
-
-    // MARK: connections only (CURLOPT_CONNECT_ONLY)
-
-    /// Adds `handle`, configured with CURLOPT_CONNECT_ONLY, to the multi handle; `done` gets
-    /// curl's result once connected (TCP, TLS, proxy). The handle then stays in the multi handle
-    /// until `disconnect`. Fails at once (on a later turn) when libcurl cannot be loaded.
-    public func connect(_ handle: UnsafeMutableRawPointer, done: @escaping (CURLcode) -> Void) {
-        assertOwner()
-        guard case .success = connectionPool() else {
-            addTimer(after: 0) { done(CURLE_FAILED_INIT) }
-            return
-        }
-        // A websocket lives long: on the stream pool, which no per-host cap limits (StreamPool).
-        connecting[UInt(bitPattern: Int(bitPattern: handle))] = done
-        lunet_curl_multi_add_handle(streamPool().multi, handle)
-    }
-
-    /// Takes a connect-only handle out of the multi handle and frees it (closing its connection).
-    public func disconnect(_ handle: UnsafeMutableRawPointer) {
-        assertOwner()
-        connecting.removeValue(forKey: UInt(bitPattern: Int(bitPattern: handle)))
-        if let streams { lunet_curl_multi_remove_handle(streams.multi, handle) }
-        lunet_curl_easy_cleanup(handle)
-    }
-
-    /// Opens libcurl (if it is not yet) and gives a new easy handle, or the error.
-    public func newHandle() -> Result<UnsafeMutableRawPointer, LunetError> {
-        connectionPool().map { _ in lunet_curl_easy_init()! }
-    }
-
     // MARK: other threads
 
     /// Hands `work` to the loop from any thread; it runs on the loop's thread on its next turn.
@@ -549,34 +455,3 @@ public final class EventLoop {
     }
 }
 
-/// Work handed in from other threads, behind a pthread mutex (clean and fast under TSan).
-private final class Inbox: @unchecked Sendable {
-    private var mutex = pthread_mutex_t()
-    private var items: [@Sendable () -> Void] = []
-    private var count = 0
-
-    init() { pthread_mutex_init(&mutex, nil) }
-    deinit { pthread_mutex_destroy(&mutex) }
-
-    func push(_ work: @escaping @Sendable () -> Void) {
-        pthread_mutex_lock(&mutex)
-        items.append(work)
-        count = items.count
-        pthread_mutex_unlock(&mutex)
-    }
-
-    var isEmpty: Bool {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        return items.isEmpty
-    }
-
-    func takeAll() -> [@Sendable () -> Void] {
-        pthread_mutex_lock(&mutex)
-        defer { pthread_mutex_unlock(&mutex) }
-        if items.isEmpty { return [] }
-        let all = items
-        items.removeAll()
-        return all
-    }
-}

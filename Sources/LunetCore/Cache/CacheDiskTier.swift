@@ -34,16 +34,16 @@ final class CacheDiskTier {
     let maxEntry: Int
     /// fsync each entry before renaming it into place (see HTTPCache.Configuration.syncWrites).
     let syncWrites: Bool
-    private var _disabledReason: String?
-    private var _lastError: String?
+    var _disabledReason: String?
+    var _lastError: String?
     var disabledReason: String? { serial { _disabledReason } }
     var lastError: String? { serial { _lastError } }
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    private var lockFD: Int32 = -1
-    private var opened = false
-    private var sequence = 0
+    let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    var lockFD: Int32 = -1
+    var opened = false
+    var sequence = 0
     /// Tells this instance's temporary files from those of other instances in the process.
-    private var instance: UInt { UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()) }
+    var instance: UInt { UInt(bitPattern: Unmanaged.passUnretained(self).toOpaque()) }
 
     /// Damaged files removed by this instance (for tests).
     private(set) var damagedRemoved = 0
@@ -69,14 +69,14 @@ final class CacheDiskTier {
         mutex.deallocate()
     }
 
-    private func serial<T>(_ body: () -> T) -> T {
+    func serial<T>(_ body: () -> T) -> T {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return body()
     }
 
     var root: String { directory + "/v1" }
-    private var indexPath: String { root + "/index" }
+    var indexPath: String { root + "/index" }
 
     static func keyHash(_ key: String) -> String { CacheSHA256.hex(key, bytes: 16) }
 
@@ -91,7 +91,7 @@ final class CacheDiskTier {
     @discardableResult
     func open() -> Bool { serial { openLocked() } }
 
-    private func openLocked() -> Bool {
+    func openLocked() -> Bool {
         if opened { return _disabledReason == nil }
         opened = true
         if let failure = Self.makeDirectories(root) {
@@ -124,7 +124,7 @@ final class CacheDiskTier {
         serial { loadLocked(key: key, accept: accept) }
     }
 
-    private func loadLocked(key: String, accept: (CacheEntry) -> Bool) -> CacheEntry? {
+    func loadLocked(key: String, accept: (CacheEntry) -> Bool) -> CacheEntry? {
         guard openLocked() else { return nil }
         let dir = keyDirectory(key)
         var candidates: [(path: String, entry: CacheEntry)] = []
@@ -146,7 +146,7 @@ final class CacheDiskTier {
         serial { readEntryLocked(path, withBody: withBody) }
     }
 
-    private func readEntryLocked(_ path: String, withBody: Bool) -> CacheEntry? {
+    func readEntryLocked(_ path: String, withBody: Bool) -> CacheEntry? {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -181,7 +181,7 @@ final class CacheDiskTier {
     @discardableResult
     func write(_ entry: CacheEntry) -> Bool { serial { writeLocked(entry) } }
 
-    private func writeLocked(_ entry: CacheEntry) -> Bool {
+    func writeLocked(_ entry: CacheEntry) -> Bool {
         guard openLocked() else { return false }
         let meta = CacheEntryCodec.encodeMetadata(entry)
         let total = CacheEntryCodec.headerSize + meta.count + entry.body.count
@@ -241,7 +241,7 @@ final class CacheDiskTier {
         }
     }
 
-    private func fail(_ message: String, errno code: Int32) -> Bool {
+    func fail(_ message: String, errno code: Int32) -> Bool {
         if code == EACCES || code == EPERM || code == EROFS {
             _disabledReason = "disk cache off: \(message)"
         }
@@ -257,7 +257,7 @@ final class CacheDiskTier {
         serial { removeLocked(key: key) }
     }
 
-    private func removeLocked(key: String) -> Int {
+    func removeLocked(key: String) -> Int {
         guard openLocked() else { return 0 }
         let dir = keyDirectory(key)
         return withLock {
@@ -276,7 +276,7 @@ final class CacheDiskTier {
     }
 
     /// Removes a damaged file if it is still the one that was read.
-    private func removeIfSame(_ path: String, device: dev_t, inode: ino_t) {
+    func removeIfSame(_ path: String, device: dev_t, inode: ino_t) {
         withLock {
             var st = stat()
             guard lstat(path, &st) == 0, st.st_dev == device, st.st_ino == inode, unlinkCounted(path) else { return }
@@ -285,7 +285,7 @@ final class CacheDiskTier {
     }
 
     /// Under the lock: removes a final file and takes it off the counter.
-    private func unlinkCounted(_ path: String) -> Bool {
+    func unlinkCounted(_ path: String) -> Bool {
         var st = stat()
         guard lstat(path, &st) == 0, unlink(path) == 0 else { return false }
         if var c = readCounter() {
@@ -301,7 +301,7 @@ final class CacheDiskTier {
         serial { if openLocked() { withLock { removeAllLocked() } } }
     }
 
-    private func removeAllLocked() {
+    func removeAllLocked() {
         for bucket in Self.list(root) where Self.isBucket(bucket) {
             let b = root + "/" + bucket
             for key in Self.list(b) {
@@ -316,105 +316,11 @@ final class CacheDiskTier {
         writeCounter(Counter(bytes: 0, entries: 0))
     }
 
-    // MARK: accounting and eviction
-
-    struct Counter: Equatable {
-        var bytes: Int
-        var entries: Int
-    }
-
-    /// Bytes and entries, from the index (rescanned if the index is damaged).
-    func usage() -> Counter {
-        serial { () -> Counter in
-            guard openLocked() else { return Counter(bytes: 0, entries: 0) }
-            return withLock {
-                if let c = readCounter() { return c }
-                let c = scan(removeOrphans: false).counter
-                writeCounter(c)
-                return c
-            }
-        }
-    }
-
-    /// Rescans and evicts down to 90% of the limit if over it; the counter is corrected either way.
-    func evictIfNeeded() {
-        serial {
-            guard openLocked() else { return }
-            withLock {
-                let c = scan(removeOrphans: true).counter
-                writeCounter(c)
-                if c.bytes > limit { evictLocked() }
-            }
-        }
-    }
-
-    struct FileInfo {
-        var path: String
-        var size: Int
-        var mtime: Double
-    }
-
-    /// Every final file, with a fresh counter. With `removeOrphans`, temporary files of dead
-    /// processes (or older than an hour) are removed on the way.
-    private func scan(removeOrphans: Bool) -> (files: [FileInfo], counter: Counter) {
-        var files: [FileInfo] = []
-        var total = 0
-        for bucket in Self.list(root) where Self.isBucket(bucket) {
-            let b = root + "/" + bucket
-            for key in Self.list(b) {
-                let k = b + "/" + key
-                for name in Self.list(k) {
-                    let p = k + "/" + name
-                    if name.hasPrefix(".") {
-                        if removeOrphans && name.hasPrefix(".tmp-") && isOrphan(p, name) { unlink(p) }
-                        continue
-                    }
-                    var st = stat()
-                    guard lstat(p, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { continue }
-                    let size = Int(st.st_size)
-                    files.append(FileInfo(path: p, size: size, mtime: Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9))
-                    total += size
-                }
-            }
-        }
-        return (files, Counter(bytes: total, entries: files.count))
-    }
-
-    /// Under the lock: least recently used files out until the total is at most 90% of the limit.
-    private func evictLocked() {
-        let (files, counter) = scan(removeOrphans: true)
-        var c = counter
-        let target = limit / 10 * 9
-        if c.bytes > target {
-            for f in files.sorted(by: { $0.mtime < $1.mtime }) {
-                if c.bytes <= target { break }
-                if unlink(f.path) == 0 {
-                    c.bytes -= f.size
-                    c.entries -= 1
-                    let dir = String(f.path[..<f.path.lastIndex(of: "/")!])
-                    rmdir(dir)                      // only succeeds when empty
-                }
-            }
-        }
-        writeCounter(c)
-    }
-
-    private func isOrphan(_ path: String, _ name: String) -> Bool {
-        // .tmp-PID-INSTANCE-SEQ
-        let parts = name.split(separator: "-")
-        if parts.count >= 2, let pid = Int32(parts[1]), pid > 0, pid != getpid() {
-            if kill(pid, 0) != 0 && errno == ESRCH { return true }
-        }
-        var st = stat()
-        guard lstat(path, &st) == 0 else { return false }
-        return HTTPDate.currentTime() - Double(st.st_mtim.tv_sec) > 3600
-    }
-
     // MARK: index file
 
     private static let indexMagic: [UInt8] = [0x4C, 0x4E, 0x43, 0x49]    // "LNCI"
 
-    private func readCounter() -> Counter? {
+    func readCounter() -> Counter? {
         guard let b = Self.readExactly(lockFD, count: 32, offset: 0), Array(b[0..<4]) == Self.indexMagic else { return nil }
         var r = CacheEntryCodec.Reader(bytes: b, at: 4)
         guard let v = r.u32(), v == 1, let bytes = r.u64(), let entries = r.u64(), let crc = r.u32(),
@@ -423,7 +329,7 @@ final class CacheDiskTier {
         return Counter(bytes: Int(bytes), entries: Int(entries))
     }
 
-    private func writeCounter(_ c: Counter) {
+    func writeCounter(_ c: Counter) {
         var w = CacheEntryCodec.Writer()
         w.bytes = Self.indexMagic
         w.u32(1)
@@ -434,7 +340,7 @@ final class CacheDiskTier {
         _ = w.bytes.withUnsafeBytes { pwrite(lockFD, $0.baseAddress, 32, 0) }
     }
 
-    private func withLock<T>(_ body: () -> T) -> T {
+    func withLock<T>(_ body: () -> T) -> T {
         // Someone removed the directory (rm -rf ~/.cache/lunet): our index is gone with it, and
         // other processes would lock a new one. Recreate and reopen it.
         var st = stat()
@@ -456,7 +362,7 @@ final class CacheDiskTier {
         serial { allEntriesLocked() }
     }
 
-    private func allEntriesLocked() -> [(entry: CacheEntry, size: Int)] {
+    func allEntriesLocked() -> [(entry: CacheEntry, size: Int)] {
         guard openLocked() else { return [] }
         var out: [(CacheEntry, Int)] = []
         for bucket in Self.list(root) where Self.isBucket(bucket) {
@@ -474,91 +380,4 @@ final class CacheDiskTier {
         return out
     }
 
-    // MARK: system helpers
-
-    private static func isBucket(_ name: String) -> Bool {
-        name.utf8.count == 2 && name.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }
-    }
-
-    static func errorText(_ code: Int32 = errno) -> String { String(cString: strerror(code)) }
-
-    /// mkdir -p with mode 0700; nil on success, else the reason.
-    static func makeDirectories(_ path: String) -> String? {
-        var st = stat()
-        if stat(path, &st) == 0 { return (st.st_mode & S_IFMT) == S_IFDIR ? nil : "not a directory" }
-        var prefix = path.hasPrefix("/") ? "" : "."
-        for part in path.split(separator: "/", omittingEmptySubsequences: true) {
-            prefix += "/" + part
-            if mkdir(prefix, 0o700) != 0 && errno != EEXIST { return errorText() }
-        }
-        guard stat(path, &st) == 0 else { return errorText() }
-        return (st.st_mode & S_IFMT) == S_IFDIR ? nil : "not a directory"
-    }
-
-    /// Names in a directory, without "." and ".."; empty when it cannot be read.
-    static func list(_ path: String) -> [String] {
-        guard let d = opendir(path) else { return [] }
-        defer { closedir(d) }
-        var names: [String] = []
-        while let e = readdir(d) {
-            let name = withUnsafePointer(to: &e.pointee.d_name) {
-                $0.withMemoryRebound(to: CChar.self, capacity: 256) { String(cString: $0) }
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
-    }
-
-    static func readExactly(_ fd: Int32, count: Int, offset: Int) -> [UInt8]? {
-        var out = [UInt8](repeating: 0, count: count)
-        var done = 0
-        let ok = out.withUnsafeMutableBytes { buf -> Bool in
-            while done < count {
-                let n = pread(fd, buf.baseAddress! + done, count - done, off_t(offset + done))
-                if n < 0 && errno == EINTR { continue }
-                if n <= 0 { return false }
-                done += n
-            }
-            return true
-        }
-        return ok ? out : nil
-    }
-
-    /// Reads `count` bytes into `body`, returning their CRC-32, or nil when the file is short.
-    static func readBody(_ fd: Int32, into body: ByteBuffer, count: Int, offset: Int) -> UInt32? {
-        let chunk = 256 * 1024
-        let buffer = UnsafeMutableRawPointer.allocate(byteCount: chunk, alignment: 16)
-        defer { buffer.deallocate() }
-        var crc: UInt32 = 0
-        var done = 0
-        while done < count {
-            let n = pread(fd, buffer, Swift.min(chunk, count - done), off_t(offset + done))
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return nil }
-            crc = CacheCRC32.update(crc, UnsafeRawBufferPointer(start: buffer, count: n))
-            body.append(buffer, n)
-            done += n
-        }
-        return crc
-    }
-
-    static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
-        bytes.withUnsafeBytes { writeAll(fd, $0) }
-    }
-
-    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer) -> Bool {
-        var done = 0
-        while done < bytes.count {
-            let n = Glibc.write(fd, bytes.baseAddress! + done, bytes.count - done)
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return false }
-            done += n
-        }
-        return true
-    }
-
-    /// Sets the file's modification time to now: it was just used.
-    static func touch(_ fd: Int32) {
-        futimens(fd, nil)
-    }
 }

@@ -56,8 +56,8 @@ public final class HTTPCache: @unchecked Sendable {
     let disk: CacheDiskTier?
     /// Where the disk tier's writes and removals go: a thread of their own (CacheDiskWriter).
     let diskWriter: CacheDiskWriter?
-    private var hostRules: [CacheHostRule] = []
-    private var counters = CacheStats()
+    var hostRules: [CacheHostRule] = []
+    var counters = CacheStats()
     private var keyMemo: [String: CacheKey?] = [:]
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
 
@@ -289,7 +289,7 @@ public final class HTTPCache: @unchecked Sendable {
         return e
     }
 
-    private func evaluate(_ entry: CacheEntry, now: Double, rule: CacheHostRule?) -> CachedResponse {
+    func evaluate(_ entry: CacheEntry, now: Double, rule: CacheHostRule?) -> CachedResponse {
         if let rule {
             return CachedResponse(entry: entry, now: now, age: Swift.max(0, now - entry.responseTime), freshnessLifetime: rule.ttl,
                                   heuristic: false, hostRule: rule, mayServeStale: true)
@@ -438,72 +438,6 @@ public final class HTTPCache: @unchecked Sendable {
         let m = locked { memory.remove(key: key) }
         diskWriter?.enqueue(.removeKey(key))
         return m
-    }
-
-    // MARK: management
-
-    /// Removes every stored response for `url` (all variants, every credential); returns how many.
-    @discardableResult
-    public func purge(_ url: String) -> Int {
-        guard let key = CacheKey(url: url) else { return 0 }
-        // Management: done before it returns, so that its count covers both tiers.
-        let m = locked { memory.remove(key: key.string) }
-        diskWriter?.settle(key: key.string)
-        let d = disk?.remove(key: key.string) ?? 0
-        return Swift.max(m, d)
-    }
-
-    /// Removes every stored response from both tiers (the counters of `stats` stay).
-    public func clear() {
-        locked { memory.removeAll() }
-        diskWriter?.drain()
-        disk?.removeAll()
-    }
-
-    public func stats() -> CacheStats {
-        diskWriter?.drain()   // the disk's figures include what is queued
-        var s = locked { () -> CacheStats in
-            var s = counters
-            s.memoryEntries = memory.entryCount
-            s.memoryBytes = memory.bytes
-            s.memoryLimit = memory.limit
-            return s
-        }
-        if let disk {
-            let u = disk.usage()
-            s.diskEntries = u.entries
-            s.diskBytes = u.bytes
-            s.diskLimit = disk.limit
-            s.diskDirectory = disk.directory
-            s.diskDisabledReason = disk.disabledReason
-            s.lastDiskError = disk.lastError
-        }
-        return s
-    }
-
-    /// What is stored, both tiers, sorted by URL: for a REPL user. Reads every disk entry's
-    /// metadata (not bodies).
-    public func entries(now: Double = HTTPCache.now()) -> [CacheListing] {
-        diskWriter?.drain()
-        let (inMemory, rules) = locked { (memory.allEntries(), hostRules) }
-        var byID: [String: (CacheEntry, Int, Bool, Bool)] = [:]
-        for e in inMemory { byID[e.variant] = (e, e.body.count, true, false) }
-        for (e, fileSize) in disk?.allEntries() ?? [] {
-            if let m = byID[e.variant] {
-                byID[e.variant] = (m.0, m.1, true, true)
-            } else {
-                let bodySize = fileSize - CacheEntryCodec.headerSize - CacheEntryCodec.encodeMetadata(e).count
-                byID[e.variant] = (e, bodySize, false, true)
-            }
-        }
-        return byID.values.map { (e, size, inMemory, onDisk) in
-            let host = CacheKey(url: e.url)?.host ?? ""
-            let rule = rules.filter { $0.matches(host) }.max { $0.specificity < $1.specificity }
-            let c = evaluate(e, now: now, rule: rule)
-            return CacheListing(url: e.url, status: e.status, size: size, age: c.age, freshnessLifetime: c.freshnessLifetime,
-                                isFresh: c.isFresh, inMemory: inMemory, onDisk: onDisk,
-                                vary: e.vary.map { $0.name + ": " + ($0.value ?? "(absent)") })
-        }.sorted { ($0.url, $0.vary.joined()) < ($1.url, $1.vary.joined()) }
     }
 
     /// What RFC 9111 §5.2.1.7 lets a cache answer to `only-if-cached` when it has nothing:
