@@ -53,15 +53,15 @@ local function too_large(self)
     self.max_event)), 0)
 end
 
---- Feeds a piece of the body; returns the list of events it completed (possibly empty).
---- Raises kind too_large when the event being received passes max_event bytes.
-function Parser:feed(piece)
-  local out, n_out = {}, 0
+-- The text a piece makes ready to be read line by line: after a BOM at the very start, after
+-- the LF of a CRLF split between pieces, joined to the unfinished line before it. Nil when
+-- there is no line end yet (the piece is kept).
+local function ready_text(self, piece)
   if self.at_start and piece ~= "" then
     local text = self.buffer .. piece
     if #text < 3 and sub(BOM, 1, #text) == text then
       self.buffer = text      -- too short to tell whether it is a BOM
-      return out
+      return nil
     end
     self.at_start = false
     if sub(text, 1, 3) == BOM then text = sub(text, 4) end
@@ -71,20 +71,27 @@ function Parser:feed(piece)
     self.skip_lf = false
     if byte(piece, 1) == 10 then piece = sub(piece, 2) end
   end
-  local text = piece
   local partial = self.partial
-  if partial then
-    if not find(piece, "[\r\n]") then
-      -- Still no line end: keep the piece, look at nothing again.
-      partial[#partial + 1] = piece
-      self.partial_len = self.partial_len + #piece
-      if self.data_bytes + self.partial_len > self.max_event then too_large(self) end
-      return out
-    end
-    partial[#partial + 1] = piece
-    text = concat(partial)
-    self.partial, self.partial_len = nil, 0
+  if not partial then return piece end
+  partial[#partial + 1] = piece
+  if not find(piece, "[\r\n]") then
+    -- Still no line end: keep the piece, look at nothing again.
+    self.partial_len = self.partial_len + #piece
+    if self.data_bytes + self.partial_len > self.max_event then too_large(self) end
+    return nil
   end
+  self.partial, self.partial_len = nil, 0
+  return concat(partial)
+end
+
+--- Feeds a piece of the body; returns the list of events it completed (possibly empty).
+--- Raises kind too_large when the event being received passes max_event bytes.
+--- The loop over lines is one function on purpose: the event being built lives in locals
+--- while a piece is read (a field is one table store, not a call and a store in self).
+function Parser:feed(piece)
+  local out, n_out = {}, 0
+  local text = ready_text(self, piece)
+  if not text then return out end
   local len = #text
   local data, data_n, data_bytes, event_type, id_buffer = self.data, self.data_n, self.data_bytes, self.event_type, self.id_buffer
   local max_event = self.max_event

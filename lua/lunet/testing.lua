@@ -204,14 +204,9 @@ end
 
 -- main ----------------------------------------------------------------------------------------
 
---- Runs `lunet test` with the arguments `argv` (a list of strings, the words after `test`).
---- opts.lunet: the lunet binary, for --jobs (default: the interpreter in arg[-n]);
---- opts.command: the words that start `lunet test` in a child (default { opts.lunet, "test" });
---- opts.stdout, opts.stderr: file handles (default io.stdout, io.stderr).
---- Returns the exit status: 0 all passed, 1 a failure or no test ran, 2 bad arguments.
-function M.main(argv, opts)
-  opts = opts or {}
-  local stdout, stderr = opts.stdout or io.stdout, opts.stderr or io.stderr
+-- The run's configuration and test files from its arguments; or nil and the exit status when
+-- there is nothing to run (help shown, or a usage error said).
+local function configure(argv, stdout, stderr)
   local ok, config = pcall(M.parse_args, argv or {})
   local files
   if ok and not config.help then
@@ -221,22 +216,62 @@ function M.main(argv, opts)
   if not ok then
     if type(config) == "table" and config.usage then
       stderr:write("lunet test: ", config.usage, "\n", M.usage, "\n")
-      return 2
+      return nil, 2
     end
     error(config, 0)
   end
   if config.help then
     stdout:write(M.usage, "\n")
-    return 0
+    return nil, 0
   end
+  return config, files
+end
+
+-- A run where no test ran fails, and says why (unless it is a child of --jobs: its parent says
+-- it for the whole run).
+local function say_none_ran(c, config, tap, stderr, quiet)
+  if quiet then return end
+  if c.skipped > 0 then
+    tap:note("no tests ran")
+    stderr:write(string.format("lunet test: no tests ran (%d skipped)\n", c.skipped))
+  else
+    tap:note("no tests found")
+    stderr:write("lunet test: no tests found" .. (config.filter and (" matching --filter " .. config.filter) or "") ..
+      " in " .. table.concat(config.paths, " ") .. "\n")
+  end
+end
+
+-- The report files the configuration asks for; false when one could not be written (said).
+local function write_reports(config, records, c, stderr)
+  local all_written = true
+  local function write(path, content, what)
+    local written, err = report.write_file(path, content)
+    if not written then
+      stderr:write("lunet test: cannot write the ", what, " report to ", path, ": ", tostring(err), "\n")
+      all_written = false
+    end
+  end
+  if config.report_json then write(config.report_json, report.json_report(records, c), "JSON") end
+  if config.json then write(config.json, report.json_report(records, c), "JSON") end
+  if config.junit then write(config.junit, report.junit_report(records, c), "JUnit") end
+  return all_written
+end
+
+--- Runs `lunet test` with the arguments `argv` (a list of strings, the words after `test`).
+--- opts.lunet: the lunet binary, for --jobs (default: the interpreter in arg[-n]);
+--- opts.command: the words that start `lunet test` in a child (default { opts.lunet, "test" });
+--- opts.stdout, opts.stderr: file handles (default io.stdout, io.stderr).
+--- Returns the exit status: 0 all passed, 1 a failure or no test ran, 2 bad arguments.
+function M.main(argv, opts)
+  opts = opts or {}
+  local stdout, stderr = opts.stdout or io.stdout, opts.stderr or io.stderr
+  local config, files = configure(argv, stdout, stderr)
+  if not config then return files end
 
   local quiet = config.report_json ~= nil
   local tap = report.tap(stdout)
   if not quiet then tap:start() end
   local records = {}
-  local function on_test(t)
-    if not quiet then tap:test(t) end
-  end
   local function file_done(record)
     records[#records + 1] = record
     if not quiet then
@@ -254,6 +289,7 @@ function M.main(argv, opts)
       file_done(record)
     end)
   else
+    local function on_test(t) if not quiet then tap:test(t) end end
     for _, path in ipairs(files) do
       local record = runner.run_file(path, config, on_test, function(output)
         if not quiet and #output > 0 then tap:note(table.concat(output, "\n")) end
@@ -266,30 +302,10 @@ function M.main(argv, opts)
   local status = c.failed > 0 and 1 or 0
   if c.passed + c.failed == 0 then
     status = 1
-    if quiet then
-      -- a child of --jobs: its parent says it for the whole run
-    elseif c.skipped > 0 then
-      tap:note("no tests ran")
-      stderr:write(string.format("lunet test: no tests ran (%d skipped)\n", c.skipped))
-    else
-      tap:note("no tests found")
-      stderr:write("lunet test: no tests found" .. (config.filter and (" matching --filter " .. config.filter) or "") ..
-        " in " .. table.concat(config.paths, " ") .. "\n")
-    end
+    say_none_ran(c, config, tap, stderr, quiet)
   end
-
   if not quiet then tap:finish(c) end
-
-  local function write(path, content, what)
-    local written, err = report.write_file(path, content)
-    if not written then
-      stderr:write("lunet test: cannot write the ", what, " report to ", path, ": ", tostring(err), "\n")
-      status = 1
-    end
-  end
-  if config.report_json then write(config.report_json, report.json_report(records, c), "JSON") end
-  if config.json then write(config.json, report.json_report(records, c), "JSON") end
-  if config.junit then write(config.junit, report.junit_report(records, c), "JUnit") end
+  if not write_reports(config, records, c, stderr) then status = 1 end
   return status
 end
 

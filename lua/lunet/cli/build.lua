@@ -22,15 +22,10 @@ end
 
 local function fail(fmt, ...) return nil, string.format(fmt, ...) end
 
---- The request: { method, url, headers = { {name, value|false}... }, body, content_type,
---- multipart = { parts } }, or nil and a message that names the item at fault.
---- `stdin` is the body read from standard input, or nil.
-function M.request(p, read, stdin)
-  local o = p.options
-  local mode = o.multipart and "multipart" or o.form and "form" or "json"
-  local q = { url = p.url, headers = {}, mode = mode }
-  local query, fields, files = {}, {}, {}
-  local body_file
+-- The request items sorted by what they become: headers (into q.headers), query pairs, data
+-- fields (JSON ones checked), file fields and the body file; or nil and the item at fault.
+local function sort_items(p, q, read, mode)
+  local c = { query = {}, fields = {}, files = {} }
   for _, item in ipairs(p.items) do
     local k = item.kind
     if k == "header" then
@@ -38,7 +33,7 @@ function M.request(p, read, stdin)
     elseif k == "empty_header" then
       q.headers[#q.headers + 1] = { item.name, "" }
     elseif k == "query" then
-      query[#query + 1] = { item.name, item.value }
+      c.query[#c.query + 1] = { item.name, item.value }
     elseif k == "data" or k == "data_file" then
       local value = item.value
       if k == "data_file" then
@@ -46,7 +41,7 @@ function M.request(p, read, stdin)
         if not bytes then return fail("'%s=@%s': %s", item.name, value, err) end
         value = bytes
       end
-      fields[#fields + 1] = { item.name, value, text = true, item = item.name .. "=" .. item.value }
+      c.fields[#c.fields + 1] = { item.name, value, text = true, item = item.name .. "=" .. item.value }
     elseif k == "json" or k == "json_file" then
       if mode ~= "json" then return fail("'%s:=%s': raw JSON fields need --json (the default), not --%s", item.name, item.value, mode) end
       local text = item.value
@@ -57,33 +52,30 @@ function M.request(p, read, stdin)
       end
       local ok, err = pcall(json.decode, text)
       if not ok then return fail("'%s:=%s': not JSON: %s", item.name, item.value, tostring(err)) end
-      fields[#fields + 1] = { item.name, (text:gsub("^%s+", ""):gsub("%s+$", "")), item = item.name .. ":=" .. item.value }
+      c.fields[#c.fields + 1] = { item.name, (text:gsub("^%s+", ""):gsub("%s+$", "")), item = item.name .. ":=" .. item.value }
     elseif k == "file" then
-      files[#files + 1] = item
+      c.files[#c.files + 1] = item
     elseif k == "body_file" then
-      if body_file then return fail("'@%s': only one file can be the body", item.value) end
-      body_file = item.value
+      if c.body_file then return fail("'@%s': only one file can be the body", item.value) end
+      c.body_file = item.value
     end
   end
+  return c
+end
 
-  if #files > 0 and mode == "json" then
-    return fail("'%s@%s': file fields need --form or --multipart", files[1].name, files[1].value)
-  end
-  local sources = (o.raw and 1 or 0) + (body_file and 1 or 0) + (stdin and 1 or 0) + ((#fields > 0 or #files > 0) and 1 or 0)
-  if sources > 1 then
-    return nil, "give the body one way: data items, @file, --raw or standard input (--ignore-stdin to leave it)"
-  end
-
-  if #query > 0 then q.url = url.with_query(q.url, query) end
+-- q.body (and its type) or q.multipart from the one source of the body; nil and a message
+-- when a file cannot be read.
+local function set_body(q, o, c, read, stdin, mode)
+  local fields, files = c.fields, c.files
   if o.raw then
     q.body = o.raw
   elseif stdin then
     q.body = stdin
-  elseif body_file then
-    local bytes, err = read(body_file)
-    if not bytes then return fail("'@%s': %s", body_file, err) end
+  elseif c.body_file then
+    local bytes, err = read(c.body_file)
+    if not bytes then return fail("'@%s': %s", c.body_file, err) end
     q.body = bytes
-    q.content_type = M.type_of(body_file)
+    q.content_type = M.type_of(c.body_file)
   elseif mode == "json" and #fields > 0 then
     -- HTTPie's nested JSON (a[b]=1, a[]=x, [0]=y), Python's separators: its bytes exactly.
     local encoded = {}
@@ -104,6 +96,32 @@ function M.request(p, read, stdin)
       q.multipart[#q.multipart + 1] = { name = f.name, file = f.value, content_type = f.content_type or M.type_of(f.value) }
     end
   end
+  return true
+end
+
+--- The request: { method, url, headers = { {name, value|false}... }, body, content_type,
+--- multipart = { parts } }, or nil and a message that names the item at fault.
+--- `stdin` is the body read from standard input, or nil.
+function M.request(p, read, stdin)
+  local o = p.options
+  local mode = o.multipart and "multipart" or o.form and "form" or "json"
+  local q = { url = p.url, headers = {}, mode = mode }
+  local c, err = sort_items(p, q, read, mode)
+  if not c then return nil, err end
+  local fields, files = c.fields, c.files
+
+  if #files > 0 and mode == "json" then
+    return fail("'%s@%s': file fields need --form or --multipart", files[1].name, files[1].value)
+  end
+  local sources = (o.raw and 1 or 0) + (c.body_file and 1 or 0) + (stdin and 1 or 0) + ((#fields > 0 or #files > 0) and 1 or 0)
+  if sources > 1 then
+    return nil, "give the body one way: data items, @file, --raw or standard input (--ignore-stdin to leave it)"
+  end
+
+  if #c.query > 0 then q.url = url.with_query(q.url, c.query) end
+  local ok
+  ok, err = set_body(q, o, c, read, stdin, mode)
+  if not ok then return nil, err end
   local has_data = q.body ~= nil or q.multipart ~= nil or #fields > 0
   q.method = p.method or (has_data and "POST" or "GET")
 

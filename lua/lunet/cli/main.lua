@@ -208,9 +208,6 @@ local function multipart_summary(parts)
   return table.concat(out, "\n")
 end
 
--- A filename for --download: the URL's last path segment, or index.html; "-1", "-2"... added
--- while that name is taken (unless resuming it).
-
 -- An error's exit status, as HTTPie's.
 local function error_status(e)
   if e.kind == "timeout" then return EXIT.timeout end
@@ -229,11 +226,13 @@ local function already_complete(session, target, dest, headers)
   return ok and r.status == 200 and tonumber(r.headers["content-length"]) == size
 end
 
-local function run(argv)
+-- The command line read into what a run needs (the parsed options, the request, what to print
+-- and how, the session), or nil and the exit status, its problem already said.
+local function prepare(argv)
   local p, err = args.parse(argv)
-  if not p then say("%s", err) return EXIT.usage end
+  if not p then say("%s", err) return nil, EXIT.usage end
   local o = p.options
-  if o.help then print(M.usage()) return EXIT.ok end
+  if o.help then print(M.usage()) return nil, EXIT.ok end
 
   local stdin
   if not o["ignore-stdin"] and not o.raw then
@@ -245,22 +244,21 @@ local function run(argv)
   end
   local q
   q, err = build.request(p, read_file, stdin)
-  if not q then say("%s", err) return EXIT.usage end
+  if not q then say("%s", err) return nil, EXIT.usage end
 
   local to_terminal = core.isatty(1) and not o.output
-  local want
+  local want, look
   want, err = print_spec(o, to_terminal)
-  if not want then say("%s", err) return EXIT.usage end
-  local look
+  if not want then say("%s", err) return nil, EXIT.usage end
   look, err = pretty_spec(o, to_terminal)
-  if not look then say("%s", err) return EXIT.usage end
+  if not look then say("%s", err) return nil, EXIT.usage end
   look.escape = to_terminal   -- a terminal shows what a server sent, never obeys it
-  if o.continue and not o.download then say("--continue needs --download") return EXIT.usage end
+  if o.continue and not o.download then say("--continue needs --download") return nil, EXIT.usage end
 
   local host = q.url:match("^%a[%w+.-]*://([^/?#]*)") or ""
   local sopts
   sopts, err = session_options(o, q, host)
-  if not sopts then say("%s", err) return EXIT.usage end
+  if not sopts then say("%s", err) return nil, EXIT.usage end
   local named = o.session or o["session-read-only"]
   if named then
     sopts.name = named
@@ -269,166 +267,193 @@ local function run(argv)
   end
   local session = http.session(sopts)
   local auth_problem = o["auth-type"] == "oauth2" and require("lunet.auth.cli").check_session(o, session)
-  if auth_problem then say("%s", auth_problem) return EXIT.usage end
+  if auth_problem then say("%s", auth_problem) return nil, EXIT.usage end
   local opts = request_options(q, want.H)
   if o.curl or o.offline then require("lunet.auth.cli").show_api_key(q, opts, session._options.auth) end
-  -- The printer loads when something is printed beyond the body itself (a redirected body is
-  -- written byte for byte, with no formatting to load).
-  local render = setmetatable({}, { __index = function(_, name) return require("lunet.cli.render")[name] end })
+  return {
+    o = o, q = q, want = want, look = look, to_terminal = to_terminal, sopts = sopts,
+    session = session, opts = opts, named = named,
+  }
+end
 
-  -- What is printed goes to standard output or -o FILE (lunet.cli.output: FILE appears only
-  -- when complete), in order: emit() collects, flush() writes, done() completes it.
-  local chunks = {}
-  local function emit(s) chunks[#chunks + 1] = s end
-  local dest, dest_err
-  local function destination()
-    if not dest then dest, dest_err = output.open(o.output and not o.download and o.output or nil) end
-    if not dest then say("%s", dest_err) end
-    return dest
+-- What is printed goes to standard output or -o FILE (lunet.cli.output: FILE appears only when
+-- complete), in order: emit() collects, flush() writes, done() completes it. `out.dest` is the
+-- destination once opened.
+local function printer(o)
+  local out, chunks = {}, {}
+  function out.emit(s) chunks[#chunks + 1] = s end
+  function out.destination()
+    local dest_err
+    if not out.dest then out.dest, dest_err = output.open(o.output and not o.download and o.output or nil) end
+    if not out.dest then say("%s", dest_err) end
+    return out.dest
   end
-  local function flush()
-    if not destination() then return false end
+  function out.flush()
+    if not out.destination() then return false end
     local text = table.concat(chunks)
     chunks = {}
-    local ok, werr = pcall(dest.write, dest, text)
-    if not ok then say("%s", tostring(werr)) dest.abort() return false end
+    local ok, werr = pcall(out.dest.write, out.dest, text)
+    if not ok then say("%s", tostring(werr)) out.dest.abort() return false end
     return true
   end
-  local function done()
-    local ok, cerr = dest.commit()
+  function out.done()
+    local ok, cerr = out.dest.commit()
     if not ok then say("%s", cerr) end
     return ok
   end
+  return out
+end
 
-  if o.curl then
-    local flat = {}
-    for _, f in ipairs(select(2, offline_head(q, opts, session))) do
-      if f[1] ~= "Host" and f[1] ~= "Content-Length" and not (q.multipart and f[1] == "Content-Type") then
-        flat[#flat + 1] = f[1]; flat[#flat + 1] = f[2]
-      end
+-- The printer loads when something is printed beyond the body itself (a redirected body is
+-- written byte for byte, with no formatting to load).
+local render = setmetatable({}, { __index = function(_, name) return require("lunet.cli.render")[name] end })
+
+-- --curl: the curl command line for the request, nothing sent.
+local function show_curl(c)
+  local q, flat = c.q, {}
+  for _, f in ipairs(select(2, offline_head(q, c.opts, c.session))) do
+    if f[1] ~= "Host" and f[1] ~= "Content-Length" and not (q.multipart and f[1] == "Content-Type") then
+      flat[#flat + 1] = f[1]; flat[#flat + 1] = f[2]
     end
-    print(require("lunet.response").curl_of({
-      method = q.method, url = q.url, body = q.body, multipart = q.multipart,
-      headers = require("lunet.headers").from_flat(flat), flags = curl_flags(sopts, session),
-    }))
+  end
+  print(require("lunet.response").curl_of({
+    method = q.method, url = q.url, body = q.body, multipart = q.multipart,
+    headers = require("lunet.headers").from_flat(flat), flags = curl_flags(c.sopts, c.session),
+  }))
+  return EXIT.ok
+end
+
+-- The request's head and body as --print's H and B ask, from what was sent (`sent_head`) or,
+-- with --offline, what would be.
+local function emit_request(c, out, sent_head, gap)
+  local q, want, look = c.q, c.want, c.look
+  if want.H then
+    local secrets = require "lunet.secrets"   -- credentials masked, as in --curl and HAR
+    local line, fields
+    if sent_head then line, fields = split_head(sent_head)
+    else line, fields = offline_head(q, c.opts, c.session) end
+    -- A head sent has its version after the target; a head made for --offline has none.
+    local method, target = line:match(sent_head and "^(%S+) (%S+)" or "^(%S+) (.*)$")
+    out.emit(render.request_head(method or q.method, secrets.mask_url(target or q.url), secrets.mask_fields(fields), look) .. "\n\n")
+  end
+  if want.B then
+    if q.body then out.emit(render.body(q.body, q.content_type, look) .. gap)
+    elseif q.multipart then out.emit(multipart_summary(q.multipart) .. gap) end
+  end
+end
+
+-- --download: the body to a file, resumed with --continue, named as the server suggests.
+local function run_download(c)
+  local o, q, session = c.o, c.q, c.session
+  local names = require "lunet.cli.download_name"
+  local dest = o.output or names.untaken(names.from_url(q.url), o.continue)
+  if o.continue and already_complete(session, q.url, dest, c.opts.headers) then
+    io.stderr:write(string.format("lunet: %s is already complete (%d bytes): nothing was downloaded\n", dest, core.file_size(dest)))
     return EXIT.ok
   end
-
-  if o.offline then
-    local line, fields = offline_head(q, opts, session)
-    local secrets = require "lunet.secrets"
-    if want.H then emit(render.request_head(line:match("^(%S+)"), secrets.mask_url(line:match("^%S+ (.*)$")), secrets.mask_fields(fields), look) .. "\n\n") end
-    if want.B then
-      if q.body then emit(render.body(q.body, q.content_type, look) .. "\n")
-      elseif q.multipart then emit(multipart_summary(q.multipart) .. "\n") end
+  local ok, result = pcall(function()
+    return http.download(q.url, dest, { session = session, resume = o.continue == true, progress = true, headers = c.opts.headers })
+  end)
+  if not ok then
+    say("%s", errors.is(result) and tostring(result) or errors.describe(result))
+    -- --check-status: the status's class, as for any request (HTTPie's 3, 4, 5).
+    if o["check-status"] and errors.is(result) and result.kind == "status" and result.status then
+      local class = result.status // 100
+      if class >= 3 and class <= 5 then return class end
     end
-    return flush() and done() and EXIT.ok or EXIT.error
+    return errors.is(result) and error_status(result) or EXIT.error
   end
-
-  if o.har then http.record(o.har) end
-  if o.download then
-    local names = require "lunet.cli.download_name"
-    local dest = o.output or names.untaken(names.from_url(q.url), o.continue)
-    if o.continue and already_complete(session, q.url, dest, opts.headers) then
-      io.stderr:write(string.format("lunet: %s is already complete (%d bytes): nothing was downloaded\n", dest, core.file_size(dest)))
-      return EXIT.ok
-    end
-    local ok, result = pcall(function()
-      return http.download(q.url, dest, { session = session, resume = o.continue == true, progress = true, headers = opts.headers })
-    end)
-    if not ok then
-      say("%s", errors.is(result) and tostring(result) or errors.describe(result))
-      -- --check-status: the status's class, as for any request (HTTPie's 3, 4, 5).
-      if o["check-status"] and errors.is(result) and result.kind == "status" and result.status then
-        local class = result.status // 100
-        if class >= 3 and class <= 5 then return class end
-      end
-      return errors.is(result) and error_status(result) or EXIT.error
-    end
-    -- The server's name for it, when it gives one and the user did not (HTTPie's choice too).
-    local suggested = not o.output and not o.continue and result.headers
-      and names.from_content_disposition(result.headers["content-disposition"])
-    if suggested and suggested ~= result.path then
-      local final = names.untaken(suggested)
-      local renamed, problem = os.rename(result.path, final)
-      if renamed then result.path = final
-      else say("kept %s: could not rename it to %s (%s)", result.path, final, problem) end
-    end
-    io.stderr:write(string.format("Saved %s (%d bytes)\n", result.path, result.bytes))
-    return EXIT.ok
+  -- The server's name for it, when it gives one and the user did not (HTTPie's choice too).
+  local suggested = not o.output and not o.continue and result.headers
+    and names.from_content_disposition(result.headers["content-disposition"])
+  if suggested and suggested ~= result.path then
+    local final = names.untaken(suggested)
+    local renamed, problem = os.rename(result.path, final)
+    if renamed then result.path = final
+    else say("kept %s: could not rename it to %s (%s)", result.path, final, problem) end
   end
+  io.stderr:write(string.format("Saved %s (%d bytes)\n", result.path, result.bytes))
+  return EXIT.ok
+end
 
+-- The response's body as --print's b asks: copied from where it waited when it was streamed
+-- (`sink`), formatted for a terminal or --pretty, else byte for byte. False when writing failed.
+local function emit_body(c, out, r, sink)
+  local look = c.look
+  if sink and r.status >= 200 and r.status < 300 then
+    -- Arrived already: after the heads, from where it waited (nothing to do when direct).
+    if not out.flush() then return false end
+    local copied, cerr = pcall(sink.copy_to, out.dest)
+    if not copied then say("%s", tostring(cerr)) out.dest.abort() return false end
+  elseif c.to_terminal or look.format or look.color then
+    local text_ok, text = pcall(function() return r.text end)
+    local shown = render.body(r.body, r.headers["content-type"], { color = look.color, format = look.format, escape = look.escape, text = text_ok and text or nil })
+    if shown ~= "" then out.emit(shown .. "\n") end
+  else
+    out.emit(r.body)   -- byte for byte
+  end
+  return true
+end
+
+-- What follows a response printed: a named session saved, --check-status's exit status.
+local function finish(c, r)
+  local o = c.o
+  if c.named and not o["session-read-only"] then
+    -- As HTTPie: the headers given on the command line join the session (session_store
+    -- leaves out the ones about one request's body or condition).
+    for _, field in ipairs(c.q.headers) do c.session.headers[field[1]] = field[2] or nil end
+    local saved, serr = pcall(c.session.save, c.session)
+    if not saved then say("%s", tostring(serr)) return EXIT.error end
+  end
+  if o["check-status"] then
+    local class = r.status // 100
+    if class >= 3 and class <= 5 then
+      if not c.to_terminal then io.stderr:write(string.format("lunet: warning: HTTP %d %s\n", r.status, r.reason)) end
+      return class
+    end
+  end
+  return EXIT.ok
+end
+
+-- The request sent and the exchange printed as --print asks.
+local function send(c, out)
+  local want, look = c.want, c.look
   -- A body printed byte for byte is written as it arrives, whatever its size (max_body bounds
   -- bodies held in memory): straight out when it is all that is printed, else kept in a
   -- temporary file until the heads before it are out (lunet.cli.output). Not with --cache,
   -- which keeps the body (and whose answers come from memory).
   local sink
-  if want.b and not (to_terminal or look.format or look.color) and not o.cache then
-    if not destination() then return EXIT.error end
-    sink = output.body_sink(dest, not (want.H or want.B or want.h))
-    opts.on_chunk = sink.write
+  if want.b and not (c.to_terminal or look.format or look.color) and not c.o.cache then
+    if not out.destination() then return EXIT.error end
+    sink = output.body_sink(out.dest, not (want.H or want.B or want.h))
+    c.opts.on_chunk = sink.write
   end
-  local ok, r = pcall(session.request, session, opts)
+  local ok, r = pcall(c.session.request, c.session, c.opts)
   if not ok then
-    local e = r
-    if dest then dest.abort() end
-    say("%s", errors.is(e) and tostring(e) or errors.describe(e))
-    return errors.is(e) and error_status(e) or EXIT.error
+    if out.dest then out.dest.abort() end
+    say("%s", errors.is(r) and tostring(r) or errors.describe(r))
+    return errors.is(r) and error_status(r) or EXIT.error
   end
+  emit_request(c, out, r.request and r.request.sent_head, "\n\n")
+  if want.h then out.emit(render.response_head(r.http_version, r.status, r.reason, r.headers:list(), look) .. "\n\n") end
+  if want.b and not emit_body(c, out, r, sink) then return EXIT.error end
+  if want.m then out.emit(string.format("Elapsed time: %.6fs\n", r.elapsed or 0)) end
+  if not out.flush() or not out.done() then return EXIT.error end
+  return finish(c, r)
+end
 
-  if want.H or want.B then
-    local sent = r.request
-    if want.H then
-      local line, fields
-      if sent.sent_head then line, fields = split_head(sent.sent_head)
-      else line, fields = offline_head(q, opts, session) end
-      local method, target = line:match("^(%S+) (%S+)")
-      local secrets = require "lunet.secrets"   -- credentials masked, as in --curl and HAR
-      emit(render.request_head(method or q.method, secrets.mask_url(target or q.url), secrets.mask_fields(fields), look) .. "\n\n")
-    end
-    if want.B then
-      if q.body then emit(render.body(q.body, q.content_type, look) .. "\n\n")
-      elseif q.multipart then emit(multipart_summary(q.multipart) .. "\n\n") end
-    end
+local function run(argv)
+  local c, status = prepare(argv)
+  if not c then return status end
+  if c.o.curl then return show_curl(c) end
+  local out = printer(c.o)
+  if c.o.offline then
+    emit_request(c, out, nil, "\n")
+    return out.flush() and out.done() and EXIT.ok or EXIT.error
   end
-  if want.h then
-    emit(render.response_head(r.http_version, r.status, r.reason, r.headers:list(), look) .. "\n\n")
-  end
-  if want.b then
-    if sink and r.status >= 200 and r.status < 300 then
-      -- Arrived already: after the heads, from where it waited (nothing to do when direct).
-      if not flush() then return EXIT.error end
-      local copied, cerr = pcall(sink.copy_to, dest)
-      if not copied then say("%s", tostring(cerr)) dest.abort() return EXIT.error end
-    elseif to_terminal or look.format or look.color then
-      local text_ok, text = pcall(function() return r.text end)
-      local shown = render.body(r.body, r.headers["content-type"], { color = look.color, format = look.format, escape = look.escape, text = text_ok and text or nil })
-      if shown ~= "" then emit(shown .. "\n") end
-    else
-      emit(r.body)   -- byte for byte
-    end
-  end
-  if want.m then
-    emit(string.format("Elapsed time: %.6fs\n", r.elapsed or 0))
-  end
-  if not flush() or not done() then return EXIT.error end
-
-  if named and not o["session-read-only"] then
-    -- As HTTPie: the headers given on the command line join the session (session_store
-    -- leaves out the ones about one request's body or condition).
-    for _, field in ipairs(q.headers) do session.headers[field[1]] = field[2] or nil end
-    local saved, serr = pcall(session.save, session)
-    if not saved then say("%s", tostring(serr)) return EXIT.error end
-  end
-
-  if o["check-status"] then
-    local class = r.status // 100
-    if class >= 3 and class <= 5 then
-      if not to_terminal then io.stderr:write(string.format("lunet: warning: HTTP %d %s\n", r.status, r.reason)) end
-      return class
-    end
-  end
-  return EXIT.ok
+  if c.o.har then http.record(c.o.har) end
+  if c.o.download then return run_download(c) end
+  return send(c, out)
 end
 
 --- Runs the command line; the process's exit status.

@@ -147,17 +147,13 @@ local function join(prefix, name)
   return prefix .. " > " .. name
 end
 
---- Runs the test file at `path`. config: { timeout = seconds (0: none), filter = Lua pattern
---- or nil }. Returns the file's record; calls on_loaded(lines printed by the top level) once the
---- file has loaded, and on_test(record) after each test.
-function M.run_file(path, config, on_test, on_loaded)
-  on_test = on_test or function() end
-  local file = { path = path, tests = {}, notes = {}, timestamp = os.time() }
-  local started = now()
-  local root = new_suite("", nil, {})
-  local current = root
-  local loading = true
-  local output = {}             -- where print writes now
+-- The environment a test file loads in, and what its top level declares into: `state.root`
+-- (the suite tree), `state.after_all`, and `state.output`, the list print writes to now (the
+-- runner swaps it per test). `state.loading` is true while the top level runs: test() and
+-- describe() belong there.
+local function declarations(path)
+  local state = { root = new_suite("", nil, {}), after_all = {}, output = {}, loading = true }
+  state.current = state.root
 
   local env = setmetatable({}, { __index = _G })
   env.arg = file_arg(path)
@@ -165,7 +161,7 @@ function M.run_file(path, config, on_test, on_loaded)
     local parts = {}
     for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
     for line in string.gmatch(table.concat(parts, "\t") .. "\n", "(.-)\n") do
-      output[#output + 1] = show.clean(line)
+      state.output[#state.output + 1] = show.clean(line)
     end
   end
 
@@ -174,23 +170,24 @@ function M.run_file(path, config, on_test, on_loaded)
   end
 
   local function add_test(mode, name, a, b)
-    if not loading then not_loading("test", 4) end
+    if not state.loading then not_loading("test", 4) end
     local opts, fn
     name, opts, fn = arguments("test", name, a, b, mode == "skip")
     if mode == "skip" and opts.skip == nil then opts.skip = true end
-    current.items[#current.items + 1] = { kind = "test", name = name, opts = opts, fn = fn, mode = mode }
+    local items = state.current.items
+    items[#items + 1] = { kind = "test", name = name, opts = opts, fn = fn, mode = mode }
   end
 
   local function add_suite(mode, name, a, b)
-    if not loading then not_loading("describe", 4) end
+    if not state.loading then not_loading("describe", 4) end
     local opts, fn
     name, opts, fn = arguments("describe", name, a, b)
-    local suite = new_suite(name, current, opts, mode)
-    current.items[#current.items + 1] = suite
-    local outer = current
-    current = suite
+    local outer = state.current
+    local suite = new_suite(name, outer, opts, mode)
+    outer.items[#outer.items + 1] = suite
+    state.current = suite
     fn()   -- an error here fails the file (its top level)
-    current = outer
+    state.current = outer
   end
 
   local test = setmetatable({}, { __call = function(_, ...) add_test(nil, ...) end })
@@ -201,58 +198,32 @@ function M.run_file(path, config, on_test, on_loaded)
   describe.only = function(...) add_suite("only", ...) end
 
   local function hook(list_name)
+    local what = list_name == "before" and "before_each" or "after_each"
     return function(fn)
-      if not loading then not_loading(list_name == "before" and "before_each" or "after_each", 3) end
-      if type(fn) ~= "function" then error((list_name == "before" and "before_each" or "after_each") .. "() takes a function, got " .. type(fn), 2) end
-      local list = current[list_name]
+      if not state.loading then not_loading(what, 3) end
+      if type(fn) ~= "function" then error(what .. "() takes a function, got " .. type(fn), 2) end
+      local list = state.current[list_name]
       list[#list + 1] = fn
     end
   end
 
   -- after_all(fn): runs once after the file's last test (cleaning up what the top level made).
-  local after_all = {}
   env.after_all = function(fn)
     if type(fn) ~= "function" then error("after_all() takes a function, got " .. type(fn), 2) end
-    after_all[#after_all + 1] = fn
+    state.after_all[#state.after_all + 1] = fn
   end
-
   env.test, env.describe = test, describe
   env.skip, env.only = test.skip, test.only
   env.before_each, env.after_each = hook("before"), hook("after")
   env.expect, env.fail = expect.expect, expect.fail
+  return env, state
+end
 
-  local function finish_file()
-    for _, fn in ipairs(after_all) do
-      local ok, err = pcall(fn)
-      if not ok then io.stderr:write("after_all in ", path, " failed: ", tostring(err), "\n") end
-    end
-    file.duration = since(started)
-    return file
-  end
-
-  -- Loading: the file's top level, as a task with the default timeout.
-  local chunk, load_err = loadfile(path, "t", env)
-  local top_failure
-  output = {}
-  local top_output = output
-  if not chunk then
-    top_failure = { type = "error", message = show.clean(load_err) }
-  else
-    top_failure = await_task(task.spawn(protected, chunk, path), config.timeout)
-  end
-  loading = false
-  if top_failure then
-    local record = { name = "(top level)", full_name = show.clean(path), status = "failed", top_level = true,
-                     duration = since(started), failure = top_failure, output = top_output }
-    file.tests[1] = record
-    file.error = top_failure.message
-    on_test(record)
-    return finish_file()
-  end
-
-  -- The tests, in order, with their hooks and inherited options.
+-- The tests of a suite tree, in order, each with its hooks (outer before_each first, outer
+-- after_each last) and the options it inherits; and whether any of them is only().
+local function flatten(root)
   local entries, any_only = {}, false
-  local function flatten(suite, prefix, befores, afters, inherited)
+  local function walk(suite, prefix, befores, afters, inherited)
     local b, a = {}, {}
     for _, f in ipairs(befores) do b[#b + 1] = f end
     for _, f in ipairs(suite.before) do b[#b + 1] = f end
@@ -266,7 +237,7 @@ function M.run_file(path, config, on_test, on_loaded)
         only = inherited.only or opts.only or item.mode == "only",
       }
       if item.kind == "suite" then
-        flatten(item, join(prefix, item.name), b, a, here)
+        walk(item, join(prefix, item.name), b, a, here)
       else
         if here.only then any_only = true end
         entries[#entries + 1] = { name = join(prefix, item.name), fn = item.fn, befores = b, afters = a,
@@ -274,7 +245,102 @@ function M.run_file(path, config, on_test, on_loaded)
       end
     end
   end
-  flatten(root, "", {}, {}, { only = false })
+  walk(root, "", {}, {}, { only = false })
+  return entries, any_only
+end
+
+-- Runs one test with its hooks, each phase a task with the test's timeout; its failure
+-- fields, or nil when it passed.
+local function run_test(e, path, limit)
+  local phase = "test"
+  local failure = await_task(task.spawn(function()
+    -- A test that never yields never lets its timeout's timer run: a deadline hook on its
+    -- coroutine stops it anyway.
+    if limit and limit > 0 then core.deadline(limit) end
+    for _, h in ipairs(e.befores) do
+      phase = "before_each"
+      protected(h, path)
+    end
+    phase = "test"
+    protected(e.fn, path)
+  end), limit)
+  core.deadline(nil)
+  if failure and phase == "before_each" then failure.message = "in before_each: " .. failure.message end
+  if #e.afters == 0 then return failure end
+  -- Every after_each runs, whatever failed before; the first failure is reported.
+  local after_failure = await_task(task.spawn(function()
+    local first
+    for _, h in ipairs(e.afters) do
+      local ok, err = pcall(protected, h, path)
+      if not ok and not first then first = err end
+    end
+    if first then error(first, 0) end
+  end), limit)
+  if after_failure then
+    after_failure.message = "in after_each: " .. after_failure.message
+    if failure then failure.also = after_failure.message else failure = after_failure end
+  end
+  return failure
+end
+
+-- The record of one selected test, run (or skipped); what it printed goes to its record.
+local function run_entry(e, full_name, path, config, state)
+  local record = { name = show.clean(e.name), full_name = show.clean(full_name), status = "passed" }
+  state.output = {}
+  record.output = state.output
+  local t0 = now()
+  if e.skip then
+    record.status = "skipped"
+    if type(e.skip) == "string" then record.skip_reason = show.clean(e.skip) end
+  else
+    local failure = run_test(e, path, e.timeout or config.timeout)
+    if failure then
+      record.status = "failed"
+      record.failure = failure
+    end
+  end
+  record.duration = since(t0)
+  return record
+end
+
+--- Runs the test file at `path`. config: { timeout = seconds (0: none), filter = Lua pattern
+--- or nil }. Returns the file's record; calls on_loaded(lines printed by the top level) once the
+--- file has loaded, and on_test(record) after each test.
+function M.run_file(path, config, on_test, on_loaded)
+  on_test = on_test or function() end
+  local file = { path = path, tests = {}, notes = {}, timestamp = os.time() }
+  local started = now()
+  local env, state = declarations(path)
+
+  local function finish_file()
+    for _, fn in ipairs(state.after_all) do
+      local ok, err = pcall(fn)
+      if not ok then io.stderr:write("after_all in ", path, " failed: ", tostring(err), "\n") end
+    end
+    file.duration = since(started)
+    return file
+  end
+
+  -- Loading: the file's top level, as a task with the default timeout.
+  local chunk, load_err = loadfile(path, "t", env)
+  local top_output = state.output
+  local top_failure
+  if not chunk then
+    top_failure = { type = "error", message = show.clean(load_err) }
+  else
+    top_failure = await_task(task.spawn(protected, chunk, path), config.timeout)
+  end
+  state.loading = false
+  if top_failure then
+    local record = { name = "(top level)", full_name = show.clean(path), status = "failed", top_level = true,
+                     duration = since(started), failure = top_failure, output = top_output }
+    file.tests[1] = record
+    file.error = top_failure.message
+    on_test(record)
+    return finish_file()
+  end
+
+  local entries, any_only = flatten(state.root)
   if #top_output > 0 then file.output = top_output end
   if on_loaded then on_loaded(top_output) end
 
@@ -283,52 +349,8 @@ function M.run_file(path, config, on_test, on_loaded)
     local full_name = path .. " > " .. e.name
     if any_only and not e.only then
       left_out = left_out + 1
-    elseif config.filter and not string.find(full_name, config.filter) then
-      -- not selected: not reported
-    else
-      local record = { name = show.clean(e.name), full_name = show.clean(full_name), status = "passed" }
-      output = {}
-      record.output = output
-      local t0 = now()
-      if e.skip then
-        record.status = "skipped"
-        if type(e.skip) == "string" then record.skip_reason = show.clean(e.skip) end
-      else
-        local limit = e.timeout or config.timeout
-        local phase = "test"
-        local failure = await_task(task.spawn(function()
-          -- A test that never yields never lets its timeout's timer run: a deadline hook on its
-          -- coroutine stops it anyway.
-          if limit and limit > 0 then core.deadline(limit) end
-          for _, h in ipairs(e.befores) do
-            phase = "before_each"
-            protected(h, path)
-          end
-          phase = "test"
-          protected(e.fn, path)
-        end), limit)
-        core.deadline(nil)
-        if failure and phase == "before_each" then failure.message = "in before_each: " .. failure.message end
-        if #e.afters > 0 then
-          local after_failure = await_task(task.spawn(function()
-            local first
-            for _, h in ipairs(e.afters) do
-              local ok, err = pcall(protected, h, path)
-              if not ok and not first then first = err end
-            end
-            if first then error(first, 0) end
-          end), limit)
-          if after_failure then
-            after_failure.message = "in after_each: " .. after_failure.message
-            if failure then failure.also = after_failure.message else failure = after_failure end
-          end
-        end
-        if failure then
-          record.status = "failed"
-          record.failure = failure
-        end
-      end
-      record.duration = since(t0)
+    elseif not config.filter or string.find(full_name, config.filter) then   -- else not selected: not reported
+      local record = run_entry(e, full_name, path, config, state)
       file.tests[#file.tests + 1] = record
       on_test(record)
     end

@@ -164,6 +164,52 @@ local function key_text(k, max)
   return "[" .. (atom(k, max) or "<table>") .. "]"
 end
 
+-- A table on one line, or nil when it would be longer than `room`. `seen` holds the tables
+-- being shown (a cycle prints <cycle>).
+local function oneline(x, room, depth, max_depth, seen)
+  local a = atom(x, 200)
+  if a then return (#a <= room) and a or nil end
+  if seen[x] then return "<cycle>" end
+  if depth > max_depth then return "{…}" end
+  local n = sequence_length(x)
+  local keys = sorted_keys(x)
+  if #keys == 0 then return "{}" end
+  seen[x] = true
+  local parts, used = {}, 4
+  for i = 1, n do
+    local s = oneline(rawget(x, i), room - used, depth + 1, max_depth, seen)
+    if not s then seen[x] = nil; return nil end
+    parts[#parts + 1] = s
+    used = used + #s + 2
+  end
+  for _, k in ipairs(keys) do
+    if not (math.type(k) == "integer" and k >= 1 and k <= n) then
+      local s = oneline(rawget(x, k), room - used, depth + 1, max_depth, seen)
+      if not s then seen[x] = nil; return nil end
+      s = key_text(k, 60) .. " = " .. s
+      parts[#parts + 1] = s
+      used = used + #s + 2
+    end
+    if used > room then seen[x] = nil; return nil end
+  end
+  seen[x] = nil
+  local s = "{ " .. table.concat(parts, ", ") .. " }"
+  return (#s <= room) and s or nil
+end
+
+-- Text kept to its first `lines` lines, saying how many more there were (or that it was cut).
+local function first_lines(s, lines, cut)
+  local n, stop = 0, nil
+  for pos in string.gmatch(s, "()\n") do
+    n = n + 1
+    if n == lines then stop = pos end
+  end
+  if stop and n > lines then
+    s = string.sub(s, 1, stop) .. (cut and "… (cut)" or string.format("… (%d more lines)", n - lines + 1))
+  end
+  return s
+end
+
 --- A value as text. opts: width (one-line limit, 72), max (total length, 2000), depth (6),
 --- lines (at most this many lines; all by default).
 function M.show(v, opts)
@@ -183,43 +229,11 @@ function M.show(v, opts)
     size = size + #s
   end
 
-  -- One line, or nil when it would be longer than `room`.
-  local function oneline(x, room, depth)
-    local a = atom(x, 200)
-    if a then return (#a <= room) and a or nil end
-    if seen[x] then return "<cycle>" end
-    if depth > max_depth then return "{…}" end
-    local n = sequence_length(x)
-    local keys = sorted_keys(x)
-    if #keys == 0 then return "{}" end
-    seen[x] = true
-    local parts, used = {}, 4
-    for i = 1, n do
-      local s = oneline(rawget(x, i), room - used, depth + 1)
-      if not s then seen[x] = nil; return nil end
-      parts[#parts + 1] = s
-      used = used + #s + 2
-    end
-    for _, k in ipairs(keys) do
-      if not (math.type(k) == "integer" and k >= 1 and k <= n) then
-        local s = oneline(rawget(x, k), room - used, depth + 1)
-        if not s then seen[x] = nil; return nil end
-        s = key_text(k, 60) .. " = " .. s
-        parts[#parts + 1] = s
-        used = used + #s + 2
-      end
-      if used > room then seen[x] = nil; return nil end
-    end
-    seen[x] = nil
-    local s = "{ " .. table.concat(parts, ", ") .. " }"
-    return (#s <= room) and s or nil
-  end
-
   local function multiline(x, indent, depth)
     local a = atom(x, 400)
     if a then emit(a); return end
     if seen[x] then emit("<cycle>"); return end
-    local one = oneline(x, width - #indent, depth)
+    local one = oneline(x, width - #indent, depth, max_depth, seen)
     if one then emit(one); return end
     if depth > max_depth then emit("{…}"); return end
     seen[x] = true
@@ -246,16 +260,7 @@ function M.show(v, opts)
 
   multiline(v, "", 1)
   local s = table.concat(out)
-  if opts.lines then
-    local n, stop = 0, nil
-    for pos in string.gmatch(s, "()\n") do
-      n = n + 1
-      if n == opts.lines then stop = pos end
-    end
-    if stop and n > opts.lines then
-      s = string.sub(s, 1, stop) .. (cut and "… (cut)" or string.format("… (%d more lines)", n - opts.lines + 1))
-    end
-  end
+  if opts.lines then s = first_lines(s, opts.lines, cut) end
   return s
 end
 
