@@ -67,8 +67,7 @@ struct Invocation: Equatable {
                 i += 2
                 continue
             case _ where a.hasPrefix("-l"):
-                // -l mod, -lmod, -l g=mod: require("mod") into the global mod (or g)
-                var spec = String(a.dropFirst(2))
+                var spec = String(a.dropFirst(2))   // -lmod, or -l mod
                 if spec.isEmpty {
                     guard i + 1 < argv.count else { throw .missingValue("-l") }
                     spec = argv[i + 1]
@@ -78,11 +77,7 @@ struct Invocation: Equatable {
                     inv.interpreterArguments.append(a)
                     i += 1
                 }
-                let parts = spec.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                let module = String(parts.last!)
-                // lua5.4 names the global after the module up to its first '-' (luaopen_ rules).
-                let global = parts.count == 2 ? String(parts[0]) : String(module.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)[0])
-                inv.steps.append(.require(global: global, module: module))
+                inv.steps.append(requireStep(spec))
                 continue
             case "-E":
                 inv.ignoreEnvironment = true
@@ -100,20 +95,14 @@ struct Invocation: Equatable {
                 i += 2
                 continue
             case "--":
-                i += 1
-                if i < argv.count {
-                    inv.mode = .script(argv[i])
-                    inv.scriptArguments = Array(argv[(i + 1)...])
-                }
+                if i + 1 < argv.count { inv.runScript(argv, at: i + 1) }
                 return inv
             case "-":
-                inv.mode = .script("-")
-                inv.scriptArguments = Array(argv[(i + 1)...])
+                inv.runScript(argv, at: i)
                 return inv
             default:
                 if a.hasPrefix("-") { throw .unknownOption(a) }
-                inv.mode = .script(a)
-                inv.scriptArguments = Array(argv[(i + 1)...])
+                inv.runScript(argv, at: i)
                 return inv
             }
             i += 1
@@ -121,6 +110,21 @@ struct Invocation: Equatable {
         // `lunet -e CODE` alone runs the code and leaves; with -i it opens the REPL after.
         if sawChunk && !inv.interactive { inv.mode = .script("") }
         return inv
+    }
+
+    /// -l mod, -l g=mod: require("mod") into the global mod (or g).
+    static func requireStep(_ spec: String) -> Step {
+        let parts = spec.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        let module = String(parts.last!)
+        // lua5.4 names the global after the module up to its first '-' (luaopen_ rules).
+        let global = parts.count == 2 ? String(parts[0]) : String(module.split(separator: "-", maxSplits: 1, omittingEmptySubsequences: false)[0])
+        return .require(global: global, module: module)
+    }
+
+    /// The script at argv[index] runs, with the words after it as its arguments.
+    mutating func runScript(_ argv: [String], at index: Int) {
+        mode = .script(argv[index])
+        scriptArguments = Array(argv[(index + 1)...])
     }
 
     // MARK: which command line is this?

@@ -90,93 +90,31 @@ enum TransferBinding {
 
     /// core.send with a request table (argument 3).
     private static func sendTable(_ L: OpaquePointer, _ session: Session) -> Int32 {
-        let s = LuaStack(L)
-        // One pass over the request's fields, reading only those it has: a plain GET's table
-        // holds four, and looking up each of the ~30 possible names costs more than the pass.
-        var url: String?
-        var method = "GET"
-        var sessionHeaders: (HTTPHeaders, removed: [String])?
-        var requestHeaders: (HTTPHeaders, removed: [String])?
-        var bytesBody: ByteBuffer?
-        var multipart: [MultipartPart]?
-        var uploadFile: String?
-        var cachePolicy: String?
-        var offlineMissResponse = false
-        var longLived = false
-        var target: FileTarget?
-        var wantsProgress = false
-        var stream = false
-        var hasEvents = false
-        var options = TransferOptions()
-        var anyOption = false
-        s.forEach(3) {
-            guard s.type(-2) == LUA_TSTRING, let key = s.string(-2) else { return }
-            switch key {
-            case "url": url = s.string(-1)
-            case "method": method = (s.string(-1) ?? "GET").uppercased()
-            case "session_headers": if s.type(-1) == LUA_TTABLE { sessionHeaders = readHeaders(L, -1) }
-            case "headers": if s.type(-1) == LUA_TTABLE { requestHeaders = readHeaders(L, -1) }
-            case "body":
-                if s.type(-1) == LUA_TSTRING, let bytes = s.bytes(-1) {
-                    bytesBody = ByteBuffer(copying: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: bytes.count)
-                }
-            case "multipart": if s.type(-1) == LUA_TTABLE { multipart = multipartParts(L, -1) }
-            case "upload_file": uploadFile = s.string(-1)
-            case "cache_policy": cachePolicy = s.string(-1)
-            case "offline_miss_504": offlineMissResponse = s.bool(-1)
-            case "long_lived": longLived = s.bool(-1)
-            // A download: { path, offset, range_start, on_whole = "restart" | "fail" }
-            case "download":
-                if s.type(-1) == LUA_TTABLE, let path = s.stringField(-1, "path") {
-                    let rangeStart = s.integerField(-1, "range_start").map(Int64.init)
-                    let t = FileTarget(path: path, offset: Int64(s.integerField(-1, "offset") ?? 0), rangeStart: rangeStart,
-                                       onWhole: s.stringField(-1, "on_whole") == "fail" ? .fail : .restart)
-                    t.metaPath = s.stringField(-1, "meta")
-                    t.expectedETag = s.stringField(-1, "etag")
-                    t.expectedLastModified = s.stringField(-1, "last_modified")
-                    t.startsWriteback = s.boolField(-1, "durable") == true
-                    target = t
-                }
-            case "progress": wantsProgress = s.bool(-1)
-            case "stream": stream = s.bool(-1)
-            case "on_events": hasEvents = s.type(-1) == LUA_TFUNCTION
-            default: if applyOption(key, s, &options) { anyOption = true }
-            }
+        let fields = RequestTable(L, at: 3)
+        let request: HTTPRequest
+        switch fields.request() {
+        case .success(let r): request = r
+        case .failure(let e): return LuaErrorObject.raise(L, .argument, e.message)
         }
-        guard let url else { return LuaErrorObject.raise(L, .argument, "a request needs a url") }
-        target?.url = url
-
-        var request = HTTPRequest(method: method, url: url)
-        // The request's own fields replace the session's of the same name.
-        for case let (fields, removed)? in [sessionHeaders, requestHeaders] {
-            request.headers = request.headers.merging(fields)
-            request.removedHeaders += removed
-        }
-        if let bytesBody { request.body = .bytes(bytesBody) }
-        if let multipart { request.body = .multipart(multipart) }
-        if let uploadFile { request.body = .file(uploadFile) }
-        if let policy = cachePolicy {
-            guard let p = CachePolicy(rawValue: policy) else {
-                return LuaErrorObject.raise(L, .argument, "option 'cache' must be \"default\", \"reload\", \"no_store\", \"prefer_cache\" or \"only_if_cached\", got \"\(policy)\"")
-            }
-            request.cachePolicy = p
-        }
-        request.offlineMissResponse = offlineMissResponse
-        request.longLived = longLived
-        if anyOption { request.options = options }
-
         let host = LuaHost.from(L)
         let id = host.transfers.reserve()
-        // on_events(downloaded, download_total, uploaded, upload_total, chunks, transfer id): when
-        // progress or chunks wait, and never again before core.events_done(transfer id) says
-        // the call before is through (Transfer.consumerFinished).
         var events: Int32 = LUA_NOREF
-        if hasEvents {
-            s.rawField(3, "on_events")
+        if fields.hasEvents {
+            LuaStack(L).rawField(3, "on_events")
             events = host.reference(from: L)   // takes the function off the stack
         }
-        let eventsRef = events
-        let configure: (Transfer) -> Void = { [unowned host] t in
+        let configure = fields.needsSetup ? transferSetup(host, fields, events: events, id: id) : nil
+        return begin(L, id, session, request, events: events, configure: configure, answeringAtOnce: false)
+    }
+
+    /// What a transfer of a request table is given before it starts: its file, whether it
+    /// reports progress and streams chunks, and its on_events(downloaded, download_total,
+    /// uploaded, upload_total, chunks, transfer id), called when progress or chunks wait, and
+    /// never again before core.events_done(transfer id) says the call before is through
+    /// (Transfer.consumerFinished).
+    private static func transferSetup(_ host: LuaHost, _ fields: RequestTable, events eventsRef: Int32, id: Int) -> (Transfer) -> Void {
+        let target = fields.target, wantsProgress = fields.wantsProgress, stream = fields.stream
+        return { [unowned host] t in
             t.fileTarget = target
             t.wantsProgress = wantsProgress
             t.streamChunks = stream
@@ -198,9 +136,6 @@ enum TransferBinding {
                 }
             }
         }
-        // Only a transfer with something to set up skips the cache (downloads, progress, chunks).
-        let needsSetup = target != nil || wantsProgress || stream || eventsRef != LUA_NOREF
-        return begin(L, id, session, request, events: eventsRef, configure: needsSetup ? configure : nil, answeringAtOnce: false)
     }
 
     /// Sends `request` for core.send (the callback is argument 2). Pushes the transfer's number

@@ -56,33 +56,9 @@ enum WebSocketBinding {
         connection.onEvent = { [unowned host] event in
             var final = false
             host.call(callback) { s in
-                switch event {
-                case .open(let chosen):
-                    s.push("open")
-                    if let chosen { s.push(chosen) } else { s.pushNil() }
-                    return 2
-                case .message(let m):
-                    switch m {
-                    case .text(let t): s.push("text"); s.push(t)
-                    case .binary(let b): s.push("binary"); b.withUnsafeBytes { lunet_pushbytes(s.L, $0.baseAddress, $0.count) }
-                    case .ping(let b): s.push("ping"); b.withUnsafeBytes { lunet_pushbytes(s.L, $0.baseAddress, $0.count) }
-                    case .pong(let b): s.push("pong"); b.withUnsafeBytes { lunet_pushbytes(s.L, $0.baseAddress, $0.count) }
-                    case .close: s.push("closing"); s.pushNil()
-                    }
-                    return 2
-                case .closed(let code, let reason):
-                    final = true
-                    s.push("closed")
-                    if let code { s.push(Int(code)) } else { s.pushNil() }
-                    s.push(reason)
-                    return 3
-                case .failed(let error, let code):
-                    final = true
-                    s.push("failed")
-                    LuaErrorObject.push(s.L, error)
-                    if let code { s.push(Int(code)) } else { s.pushNil() }
-                    return 3
-                }
+                let (count, last) = pushEvent(s, event)
+                final = last
+                return count
             }
             if final {
                 host.websocketsByID[id] = nil
@@ -92,6 +68,36 @@ enum WebSocketBinding {
         connection.start()
         s.push(id)
         return 1
+    }
+
+    /// The callback's arguments for `event`: how many were pushed, and whether it is the last
+    /// event ("closed" or "failed").
+    private static func pushEvent(_ s: LuaStack, _ event: WebSocketConnection.Event) -> (Int32, final: Bool) {
+        switch event {
+        case .open(let chosen):
+            s.push("open")
+            if let chosen { s.push(chosen) } else { s.pushNil() }
+            return (2, false)
+        case .message(let m):
+            switch m {
+            case .text(let t): s.push("text"); s.push(t)
+            case .binary(let b): s.push("binary"); b.withUnsafeBytes { lunet_pushbytes(s.L, $0.baseAddress, $0.count) }
+            case .ping(let b): s.push("ping"); b.withUnsafeBytes { lunet_pushbytes(s.L, $0.baseAddress, $0.count) }
+            case .pong(let b): s.push("pong"); b.withUnsafeBytes { lunet_pushbytes(s.L, $0.baseAddress, $0.count) }
+            case .close: s.push("closing"); s.pushNil()
+            }
+            return (2, false)
+        case .closed(let code, let reason):
+            s.push("closed")
+            if let code { s.push(Int(code)) } else { s.pushNil() }
+            s.push(reason)
+            return (3, true)
+        case .failed(let error, let code):
+            s.push("failed")
+            LuaErrorObject.push(s.L, error)
+            if let code { s.push(Int(code)) } else { s.pushNil() }
+            return (3, true)
+        }
     }
 
     private static func connection(_ L: OpaquePointer) -> WebSocketConnection? {
