@@ -11,6 +11,11 @@ extension JSONParser {
     /// At '-' or a digit. Integers that fit in 64 bits become Lua integers; everything else is
     /// a float: exact by multiplication when both parts are exact doubles, else by Lua's own
     /// conversion (strtod, with the locale's decimal point handled).
+    ///
+    /// One function on purpose (issue 34): it is the per-byte loop over a number's digits,
+    /// inlined into parseValues. Split into helpers (integer part, fraction, exponent, fast
+    /// paths), the local cursor and the mantissa would be handed across calls that the
+    /// optimiser does not always inline, which costs instructions on every digit.
     @inline(__always)
     mutating func parseNumber() -> Bool {
         // A local cursor: stepping `p` itself would store it to memory at every digit.

@@ -91,6 +91,11 @@ struct JSONParser {
 
     /// Parses one complete value (with everything nested in it) and leaves it on the stack.
     /// `p` is at the value's first byte (whitespace skipped).
+    ///
+    /// One function on purpose (issue 34): it is the decoder's hot loop, run once per value
+    /// and per separator of the document. Splitting the dispatch on a value's first byte from
+    /// the container bookkeeping after it would add a call per value that the optimiser does
+    /// not always inline.
     mutating func parseValues() -> Bool {
         var depth = 0
         nextValue: while true {

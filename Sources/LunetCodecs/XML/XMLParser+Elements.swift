@@ -6,6 +6,12 @@ import Glibc
 extension XMLParser {
     /// At '<' of a start tag: pushes the element table. An empty-element tag (`<a/>`) completes
     /// the element; otherwise it becomes the open element.
+    ///
+    /// One function on purpose (issue 34): it is the decoder's hot path, run for every element,
+    /// and its loop runs for every attribute. The tag, the attrs table and the namespace lookup
+    /// share its locals (the element's stack index, the attribute count, the name's bytes);
+    /// split into helpers, those would be passed through calls the optimiser does not always
+    /// inline, which costs instructions on every tag.
     mutating func parseStartTag() -> Bool {
         let lt = p
         if depth >= maxDepth { return fail(.tooDeep(maxDepth), at: lt) }
