@@ -21,6 +21,16 @@ test("max-age: miss, then hit without the network", function()
   truthy(second.headers["age"] ~= nil, "a served response carries Age")
 end)
 
+test("an invalid Age is ignored (RFC 9111 §5.1): the fresh response is served from the cache", function()
+  local s = http.session{ cache = fresh_cache() }
+  for _, bad in ipairs({ "abc", "-1", "1.5" }) do
+    local url = BIN .. "/response-headers?Cache-Control=max-age%3D60&Age=" .. bad
+    local first, second = s:get(url), s:get(url)
+    eq({ first.cache, second.cache }, { "miss", "hit" }, "Age: " .. bad)
+    truthy(tonumber(second.headers["age"]) ~= nil, "the served response's Age is lunet's own number: " .. tostring(second.headers["age"]))
+  end
+end)
+
 test("ETag: a stale entry is revalidated with If-None-Match and a 304", function()
   local s = http.session{ cache = fresh_cache() }
   eq(s:get(BIN .. "/etag/v1").cache, "miss", "first")

@@ -111,21 +111,19 @@ public enum CacheRules {
 
     /// age_value (§4.2.3) from `Age` (§5.1): the first non-empty member of its field lines taken
     /// as one list; 0 when absent. An invalid value (a suffix, a parameter, a sign, a fraction,
-    /// nothing at all) counts as the greatest age, 2^31 (§1.2.2): §5.1 says to ignore it, which
-    /// would make it 0 and could serve an old response as fresh; reading it as "very old" makes
-    /// the response stale, so it is validated before use (§4.2.1 encourages as much for invalid
-    /// freshness information).
+    /// nothing at all) is ignored, as §5.1 says a cache should and browsers do: the field counts
+    /// as absent. That never makes an old response look fresh: the apparent age from `Date`
+    /// (response_time − date_value) still counts in current_age, and a response with neither
+    /// has only its time in the cache. A value past 2^31 saturates there (§1.2.2).
     public static func ageValue(_ headers: HTTPHeaders) -> Double {
-        let lines = headers.all("Age")
-        guard !lines.isEmpty else { return 0 }
-        for line in lines {
+        for line in headers.all("Age") {
             for member in line.split(separator: ",", omittingEmptySubsequences: false) {
                 let m = CacheText.trimmed(String(member))
                 if m.isEmpty { continue }
-                return Double(CacheControl.deltaSeconds(m) ?? CacheControl.greatestDelta)
+                return Double(CacheControl.deltaSeconds(m) ?? 0)
             }
         }
-        return Double(CacheControl.greatestDelta)
+        return 0
     }
 
     /// current_age (§4.2.3):
