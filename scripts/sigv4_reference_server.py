@@ -16,6 +16,7 @@ import json
 import sys
 from http.server import BaseHTTPRequestHandler
 
+import botocore.auth
 from botocore.auth import SigV4Auth, S3SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
@@ -23,6 +24,11 @@ from botocore.credentials import Credentials
 from loopback_server import serve
 
 KEY, SECRET = sys.argv[1], sys.argv[2]
+
+# botocore never signs User-Agent, Expect or X-Amzn-Trace-Id when it makes a request; AWS checks
+# whatever SignedHeaders names, and curl's --aws-sigv4 signs every field it sends, User-Agent
+# included. Only the fields the signature names reach the signer here (below), so sign them all.
+botocore.auth.SIGNED_HEADERS_BLACKLIST[:] = []
 
 
 class Handler(BaseHTTPRequestHandler):

@@ -9,6 +9,14 @@ public enum CurlErrorMapping {
         code == CURLE_GOT_NOTHING || code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR || code == CURLE_PARTIAL_FILE
     }
 
+    /// A failure that, with a proxy in use, happened at the proxy: with one, libcurl connects to
+    /// the proxy and never to the server (the server's name is the proxy's to resolve), so a
+    /// connection that could not be made, a proxy name that did not resolve and a proxy
+    /// handshake that failed (CURLE_PROXY: SOCKS, HTTPS proxies) are all the proxy's.
+    public static func mayBeTheProxys(_ code: CURLcode) -> Bool {
+        code == CURLE_COULDNT_CONNECT || code == CURLE_COULDNT_RESOLVE_PROXY || code == CURLE_PROXY
+    }
+
     public static func kind(of code: CURLcode) -> LunetError.Kind {
         switch code {
         case CURLE_URL_MALFORMAT, CURLE_UNSUPPORTED_PROTOCOL, CURLE_BAD_FUNCTION_ARGUMENT:

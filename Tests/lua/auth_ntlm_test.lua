@@ -36,6 +36,8 @@ test("ntlm: auth needs { user, password }; --curl style masking in r:curl()", fu
   local r = http.session{ auth = { ntlm = { "LUNET\\ntuser", "ntpass" } } }:get(BASE .. "/ntlm")
   local line = r:curl()
   truthy(not line:find("ntpass", 1, true), "no password in: " .. line)
+  -- issue 35: r:curl() says what the command line's --curl says: the scheme and the user.
+  truthy(line:find("--ntlm -u 'LUNET\\ntuser:***'", 1, true), "the scheme and user: " .. line)
 end)
 
 test("negotiate without a Kerberos ticket: the server's 401 comes back, no crash", function()

@@ -60,6 +60,42 @@ test("response serializers: json, text, bytes, image, and compound lists", funct
   eq(compound:get(NGINX .. "/index.json").data.ok, true, "json succeeds first")
 end)
 
+test("a compound serializer chooses by Content-Type first, then falls back in order", function()
+  -- An HTML page under { "xml", "text" } is text (it parses as XML, but xml does not accept
+  -- text/html); JSON under { "text", "json" } is JSON.
+  eq(type(http.session{ response = { "xml", "text" } }:get(BIN .. "/html").data), "string", "HTML: text, not an XML table")
+  eq(type(http.session{ response = { "text", "json" } }:get(BIN .. "/get").data), "table", "JSON: json, not a string")
+  eq(type(http.session{ response = { "text", "xml" } }:get(BIN .. "/xml").data), "table", "application/xml: xml")
+  -- What each accepts: a media type, "type/*", a "+suffix"; parameters and case do not count.
+  local S = http.serializers
+  for _, c in ipairs({ { "json", "application/problem+json", true }, { "json", "Application/JSON; charset=utf-8", true },
+                       { "json", "text/plain", false }, { "xml", "image/svg+xml", true }, { "text", "text/csv", true },
+                       { "text", "application/json", false }, { "image", "image/webp", true }, { "bytes", "text/plain", false },
+                       { "json", "application/json, text/html", true }, { "json", nil, false } }) do
+    eq(S.accepts(S.response[c[1]], c[2]), c[3], c[1] .. " accepts " .. tostring(c[2]))
+  end
+  -- Per request too.
+  eq(type(http.get(BIN .. "/html", { response = { "xml", "text" } }).data), "string", "a request's own list")
+  -- Nothing accepts text/plain: the list in order (json fails, bytes decodes).
+  eq(http.session{ response = { "json", "bytes" } }:get(NGINX .. "/small.txt").data, "hello, lunet\n", "fallback in order")
+  -- The one that accepts fails: the others are tried.
+  local www = h.env("LUNET_NGINX_WWW")
+  local f = assert(io.open(www .. "/serializers-broken.json", "wb"))
+  f:write("{not json")
+  f:close()
+  eq(http.session{ response = { "json", "text" } }:get(NGINX .. "/serializers-broken.json").data, "{not json", "json failed, text decoded")
+  os.remove(www .. "/serializers-broken.json")
+  -- A registered serializer accepts its content_types.
+  http.serializers.register("lines", { content_types = { "text/plain" }, decode = function(body)
+    local out = {}
+    for line in body:gmatch("[^\n]+") do out[#out + 1] = line end
+    return out
+  end })
+  eq(http.session{ response = { "text", "lines" } }:get(NGINX .. "/small.txt").data, "hello, lunet\n", "text accepts text/* and comes first")
+  eq(http.session{ response = { "json", "lines" } }:get(NGINX .. "/small.txt").data, { "hello, lunet" }, "lines accepts text/plain")
+  fails("argument", function() http.serializers.register("bad", { content_types = "text/plain", decode = function() end }) end, "content_types must be a list")
+end)
+
 test("decoding runs once per response", function()
   local calls = 0
   local s = http.session{ response = function(body) calls = calls + 1; return #body end }

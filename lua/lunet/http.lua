@@ -142,22 +142,7 @@ local function make_session(opts, parent, implicit)
   s._core = parent and core.session_derive(parent._core, cfg) or core.session_new(cfg)
   if auth_flow then s._auth_flow = require("lunet.auth").flow(s, auth_flow, parent) end
   s._request_serializer = serializers.find("request", opts.request, "the session")
-  if type(opts.response) == "table" and not opts.response.decode and #opts.response > 0 then
-    -- a compound serializer: the first that decodes wins
-    local list = {}
-    for i, spec in ipairs(opts.response) do list[i] = serializers.find("response", spec, "the session") end
-    s._response_serializer = { decode = function(body, r)
-      local first_err
-      for _, ser in ipairs(list) do
-        local ok, v = pcall(ser.decode, body, r)
-        if ok then return v end
-        first_err = first_err or v
-      end
-      error(first_err, 0)
-    end }
-  else
-    s._response_serializer = serializers.find("response", opts.response, "the session")
-  end
+  s._response_serializer = serializers.find("response", opts.response, "the session")   -- a list: compound
   s._accept_status = opts.accept_status
   s._accept_types = opts.accept_types
   s._retry = opts.retry

@@ -102,22 +102,81 @@ function Response:close()
 end
 
 
---- A response whose head is in and whose body is still arriving (body_stream.lua); its other
---- fields (timings, body, ...) are there once the transfer has finished.
---- A request { method, url, headers (a lunet.headers table), body, multipart } as a curl
---- command line (r:curl, and the command line's --curl).
+--- What a curl command line needs besides the request itself to do what the transfer did: the
+--- one exporter of a session's settings, for r:curl() (the core's request says them) and the
+--- command line's --curl (its session's). settings: { insecure, ca_file, cert, cert_key,
+--- cert_password (true: there is one), proxy, netrc (true, or a file), digest | ntlm |
+--- negotiate = { user }, aws_sigv4 = { provider, key } }. Secrets are always masked: the
+--- settings never hold them.
+function M.curl_flags(settings)
+  local mask = require("lunet.secrets").MASK
+  local flags = {}
+  local function add(flag) flags[#flags + 1] = flag end
+  for _, scheme in ipairs({ "digest", "ntlm" }) do
+    if settings[scheme] then add("--" .. scheme); add("-u " .. quote(settings[scheme].user .. ":" .. mask)) end
+  end
+  if settings.negotiate then add("--negotiate"); add("-u :") end
+  local aws = settings.aws_sigv4
+  if aws then
+    add("--aws-sigv4 " .. quote(aws.provider))
+    add("-u " .. quote((aws.key or "$AWS_ACCESS_KEY_ID") .. ":" .. mask))
+  end
+  if settings.cert then add("--cert " .. quote(settings.cert)) end
+  if settings.cert_key then add("--key " .. quote(settings.cert_key)) end
+  if settings.cert_password then add("--pass " .. mask) end
+  if settings.insecure then add("--insecure") end
+  if settings.ca_file then add("--cacert " .. quote(settings.ca_file)) end
+  if settings.proxy then add("--proxy " .. quote(require("lunet.secrets").mask_url(settings.proxy))) end
+  if settings.netrc then
+    add("--netrc-optional")
+    if type(settings.netrc) == "string" then add("--netrc-file " .. quote(settings.netrc)) end
+  end
+  return flags
+end
+
+-- A query in SigV4's canonical order (RFC 3986 encoding, sorted by name, then value): curl
+-- before 8.1 signs the query as written, so a replayed line must carry it in this order.
+local function canonical_query(query)
+  local u = require "lunet.url"
+  local pairs_ = {}
+  for piece in query:gmatch("[^&]+") do
+    local name, value = piece:match("^([^=]*)=?(.*)$")
+    pairs_[#pairs_ + 1] = { u.encode(u.decode(name)), u.encode(u.decode(value)) }
+  end
+  table.sort(pairs_, function(a, b) return a[1] < b[1] or (a[1] == b[1] and a[2] < b[2]) end)
+  for i, p in ipairs(pairs_) do pairs_[i] = p[1] .. "=" .. p[2] end
+  return table.concat(pairs_, "&")
+end
+
+-- The fields curl makes itself when it signs (--aws-sigv4): sent as well, they would stand in
+-- for its signature.
+local SIGNATURE_FIELDS = { authorization = true, ["x-amz-date"] = true }
+
+--- A request { method, url, headers (a lunet.headers table), body, multipart, and either
+--- settings (see curl_flags) or flags (curl options as words) } as a curl command line (r:curl,
+--- and the command line's --curl).
 function M.curl_of(q, opts)
   local reveal = opts ~= nil and opts.reveal == true
   local secrets = require "lunet.secrets"
   local parts = { "curl" }
+  local signed = q.settings and q.settings.aws_sigv4
+  local url = q.url
+  if signed then
+    local before, query, fragment = url:match("^([^?#]*)%?([^#]*)(.*)$")
+    if query and query ~= "" then url = before .. "?" .. canonical_query(query) .. fragment end
+  end
   if q.method == "HEAD" then parts[#parts + 1] = "-I"
   elseif q.method ~= "GET" and not (q.method == "POST" and (q.body or q.multipart)) then parts[#parts + 1] = "-X " .. q.method end
-  parts[#parts + 1] = quote(reveal and q.url or secrets.mask_url(q.url))
+  parts[#parts + 1] = quote(reveal and url or secrets.mask_url(url))
   local content_type = ""
   for _, field in ipairs(q.headers:list()) do
+    if signed and SIGNATURE_FIELDS[string.lower(field[1])] then goto next_field end
     if string.lower(field[1]) == "content-type" then content_type = string.lower(field[2]) end
-    local value = reveal and field[2] or secrets.mask_header(field[1], field[2])
-    parts[#parts + 1] = "-H " .. quote(field[1] .. ": " .. value)
+    do
+      local value = reveal and field[2] or secrets.mask_header(field[1], field[2])
+      parts[#parts + 1] = "-H " .. quote(field[1] .. ": " .. value)
+    end
+    ::next_field::
   end
   if q.body then
     local body = q.body
@@ -135,11 +194,13 @@ function M.curl_of(q, opts)
     if part.content_type then spec = spec .. ";type=" .. part.content_type end
     parts[#parts + 1] = "-F " .. quote(spec)
   end
-  for _, flag in ipairs(q.flags or {}) do parts[#parts + 1] = flag end
+  for _, flag in ipairs(q.flags or (q.settings and M.curl_flags(q.settings)) or {}) do parts[#parts + 1] = flag end
   parts[#parts + 1] = "--compressed"
   return table.concat(parts, " ")
 end
 
+--- A response whose head is in and whose body is still arriving (body_stream.lua); its other
+--- fields (timings, body, ...) are there once the transfer has finished.
 function M.streaming(status, flat, url, st)
   return setmetatable({ status = status, url = url, headers = headers.from_flat(flat or {}), _stream = st,
                         reason = "", http_version = "" }, Response)

@@ -66,6 +66,14 @@ M.response.bytes = { decode = function(body) return body end }
 M.response.image = { decode = function(body) return require("lunet.image").decode(body) end }
 M.response.xml = { decode = function(_, r) return core.response_xml(r._raw) end }
 M.response.protobuf = { decode = function(_, r) return core.response_protobuf(r._raw) end }
+-- The media types each accepts (AFNetworking's acceptableContentTypes): a compound serializer
+-- tries first those that accept the response's Content-Type. "+json" is any type with that
+-- structured suffix (RFC 6839: application/problem+json).
+M.response.json.content_types = { "application/json", "text/json", "+json" }
+M.response.text.content_types = { "text/*" }
+M.response.xml.content_types = { "application/xml", "text/xml", "+xml" }
+M.response.image.content_types = { "image/*" }
+M.response.protobuf.content_types = { "application/x-protobuf", "application/protobuf", "application/vnd.google.protobuf" }
 M.request.xml = { content_type = "application/xml", encode = function(element) return require("lunet.xml").encode(element) end }
 M.request.protobuf = { content_type = "application/x-protobuf", encode = function(fields) return require("lunet.protobuf").encode(fields) end }
 
@@ -83,7 +91,54 @@ function M.register(name, spec)
     if type(spec.content_type) ~= "string" then errors.argument(2, "register", "a request serializer needs a content_type") end
     M.request[name] = { content_type = spec.content_type, encode = spec.encode }
   end
-  if spec.decode then M.response[name] = { decode = spec.decode, content_type = spec.content_type } end
+  if spec.content_types ~= nil and type(spec.content_types) ~= "table" then
+    errors.argument(2, "register", "content_types must be a list of media types")
+  end
+  if spec.decode then
+    M.response[name] = { decode = spec.decode, content_type = spec.content_type,
+                         content_types = spec.content_types or (spec.content_type and { spec.content_type }) }
+  end
+end
+
+--- Whether a response serializer accepts a Content-Type: one of its content_types is the
+--- media type, "type/*" of its type, "*/*", or "+suffix" of its structured suffix. A serializer
+--- that names none accepts none (a compound tries it only after those that do).
+function M.accepts(ser, content_type)
+  local types = ser.content_types
+  if not types then return false end
+  -- The first media type: a field sent twice arrives joined with ", " (its first one counts).
+  local mime = string.lower(string.match(content_type or "", "^%s*([^;,%s]+)") or "")
+  if mime == "" then return false end
+  for _, want in ipairs(types) do
+    want = string.lower(want)
+    if want == mime or want == "*/*" then return true end
+    local major = string.match(want, "^([^/]+)/%*$")
+    if major and string.match(mime, "^([^/]+)/") == major then return true end
+    if string.sub(want, 1, 1) == "+" and string.sub(mime, -#want) == want then return true end
+  end
+  return false
+end
+
+-- A compound response serializer, as AFNetworking's: the serializers that accept the
+-- response's Content-Type decode first, in the list's order; then the others, in order. The
+-- first to decode wins; when none does, the error of the first tried.
+local function compound(list)
+  return { decode = function(body, r)
+    local content_type = r.headers["content-type"]
+    local first_err
+    local tried = {}
+    for pass = 1, 2 do
+      for i, ser in ipairs(list) do
+        if not tried[i] and (pass == 2 or M.accepts(ser, content_type)) then
+          tried[i] = true
+          local ok, v = pcall(ser.decode, body, r)
+          if ok then return v end
+          first_err = first_err or v
+        end
+      end
+    end
+    error(first_err, 0)
+  end }
 end
 
 --- The serializer named or given (a table with encode/decode, or a function for responses).
@@ -100,6 +155,11 @@ function M.find(kind, spec, where)
     return s
   end
   if type(spec) == "function" and kind == "response" then return { decode = spec } end
+  if kind == "response" and type(spec) == "table" and spec.decode == nil and #spec > 0 then
+    local list = {}
+    for i, one in ipairs(spec) do list[i] = M.find("response", one, where) end
+    return compound(list)
+  end
   if type(spec) == "table" and (spec.encode or spec.decode) then return spec end
   errors.raise("argument", string.format("%s serializer in %s must be a name or a table with %s", kind, where, kind == "request" and "encode" or "decode"))
 end

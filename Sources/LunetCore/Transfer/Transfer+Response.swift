@@ -112,6 +112,11 @@ extension Transfer {
             return LunetError(.protocol, "a response header line is larger than libcurl accepts (100 KB)", url: currentURL)
         }
         let detail = message ?? String(cString: lunet_curl_easy_strerror(code))
+        if CurlErrorMapping.mayBeTheProxys(code),
+           let proxy = ProxyInEffect.proxy(for: currentURL, option: request.options.proxy, environment: ProxyInEffect.processEnvironment) {
+            // libcurl's message names the address it could not reach, not that it was the proxy.
+            return LunetError(.connect, "the proxy \(ProxyInEffect.shown(proxy)) could not be reached: \(detail)", url: currentURL)
+        }
         var e = LunetError(CurlErrorMapping.kind(of: code), detail, url: currentURL)
         e.connectionLost = CurlErrorMapping.losesTheConnection(code)
         return e

@@ -188,7 +188,33 @@ enum ResponseBinding {
         return LuaJSONDecoder.decode(L, UnsafeRawBufferPointer(r.body.bytes))
     }
 
-    /// { method, url, headers = flat list, body = string or nil }
+    /// What a curl command line needs besides the request itself to do what the transfer did
+    /// (response.lua's curl_flags): TLS, client certificate, proxy, .netrc and libcurl's auth;
+    /// secrets only as "there is one".
+    private static func pushExportSettings(_ s: LuaStack, _ o: TransferOptions) {
+        s.newTable(hash: 8)
+        if o.insecure == true { s.set(-1, "insecure", true) }
+        if let ca = o.caFile { s.set(-1, "ca_file", ca) }
+        if let cert = o.clientCertificate { s.set(-1, "cert", cert) }
+        if let key = o.clientKey { s.set(-1, "cert_key", key) }
+        if o.clientKeyPassword != nil { s.set(-1, "cert_password", true) }
+        if let proxy = o.proxy, !proxy.isEmpty { s.set(-1, "proxy", proxy) }
+        if let netrc = o.netrcFile, !netrc.isEmpty { s.set(-1, "netrc", netrc) }
+        if let auth = o.curlAuth {
+            s.newTable(hash: 2)
+            s.set(-1, "user", auth.user)
+            s.setRawField(-2, auth.scheme.name.lowercased())
+        }
+        if let aws = o.awsCredentials {
+            s.newTable(hash: 3)
+            s.set(-1, "provider", aws.provider)
+            s.set(-1, "key", aws.key)
+            if aws.token != nil { s.set(-1, "token", true) }
+            s.setRawField(-2, "aws_sigv4")
+        }
+    }
+
+    /// { method, url, headers = flat list, body = string or nil, settings = (above) }
     static let request: lunet_SwiftFunction = { L in
         let L = L!
         guard let r = response(L, "request") else { return LuaErrorObject.badArgument(L, 1, "response_request", "response expected") }
@@ -200,6 +226,8 @@ enum ResponseBinding {
         s.setRawField(-2, "headers")
         // What libcurl really sent (recorded transfers): its header lines, the jar's Cookie too.
         if let head = r.sentHead { s.set(-1, "sent_head", head) }
+        pushExportSettings(s, r.request.options)
+        s.setRawField(-2, "settings")
         switch r.request.body {
         case .bytes(let b):
             s.push(b)

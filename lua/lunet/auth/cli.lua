@@ -73,20 +73,20 @@ function M.check_session(o, session)
   end
 end
 
---- What --curl adds for the session's auth: curl's own options, secrets masked.
-function M.curl_flags(auth)
-  local quote, mask = require("lunet.response").shell_quote, secrets.MASK
-  if type(auth) ~= "table" then return {} end
+--- What --curl needs of the session's auth, as response.curl_flags takes it (settings filled
+--- in), and the flags of what curl has no option for (a bearer token the session would fetch).
+function M.curl_settings(auth, settings)
+  local extra = {}
+  if type(auth) ~= "table" then return extra end
   for _, kind in ipairs({ "digest", "ntlm" }) do
-    if auth[kind] then return { "--" .. kind, "-u " .. quote(auth[kind][1] .. ":" .. mask) } end
+    if auth[kind] then settings[kind] = { user = auth[kind][1] } end
   end
-  if auth.negotiate then return { "--negotiate", "-u :" } end
-  if auth.aws_sigv4 then
-    local key = auth.aws_sigv4.key or "$AWS_ACCESS_KEY_ID"
-    return { "--aws-sigv4 " .. quote(auth.aws_sigv4.provider), "-u " .. quote(key .. ":" .. mask) }
+  if auth.negotiate then settings.negotiate = { user = "" } end
+  if auth.aws_sigv4 then settings.aws_sigv4 = { provider = auth.aws_sigv4.provider, key = auth.aws_sigv4.key } end
+  if auth.oauth2 or auth.fetch_token then
+    extra[1] = "-H " .. require("lunet.response").shell_quote("Authorization: Bearer " .. secrets.MASK)
   end
-  if auth.oauth2 or auth.fetch_token then return { "-H " .. quote("Authorization: Bearer " .. mask) } end
-  return {}
+  return extra
 end
 
 --- For --offline and --curl, which show the request without sending it: the API key as the
