@@ -16,6 +16,24 @@ extension LuaHost {
 
     public static var luaRelease: String { String(cString: lunet_lua_release()) }
 
+    /// Runs `code` at once, in a protected call of its own: set-up a front end makes (the
+    /// prompt's print), which neither waits nor counts as a line typed (the first line is
+    /// input#1). An error is reported; false then.
+    @discardableResult
+    public func runSetup(_ code: String, name: String) -> Bool {
+        let s = LuaStack(L)
+        var code = code
+        let loaded = code.withUTF8 { buf in
+            buf.withMemoryRebound(to: CChar.self) { lunet_loadbuffer(L, $0.baseAddress, $0.count, name, "t") }
+        }
+        guard loaded == LUA_OK, lunet_pcall(L, 0, 0) == LUA_OK else {
+            reportError(describeError(at: -1))
+            s.pop()
+            return false
+        }
+        return true
+    }
+
     /// Compiles `code` and starts it. A syntax error is reported and gives `.failed`.
     public func startLine(_ code: String) -> LineStart {
         let s = LuaStack(L)

@@ -32,7 +32,9 @@ struct Invocation: Equatable {
         var description: String {
             switch self {
             case .missingValue(let o): "option '\(o)' needs an argument"
-            case .unknownOption(let o): "unknown option '\(o)' (see lunet --help)"
+            case .unknownOption(let o):
+                "unknown option '\(o)'" + (Invocation.nearestOption(o).map { "; did you mean '\($0)'?" } ?? "")
+                    + " (lunet --help lists a script run's options; lunet GET --help a request's, and docs/cli.md)"
             }
         }
     }
@@ -152,6 +154,10 @@ struct Invocation: Equatable {
             let a = argv[i]
             if luaOnlyOptions.contains(a) || a.hasPrefix("-l") && a.count > 2 && !a.hasPrefix("--") { return false }
             if a.hasPrefix("-") {
+                // An option lunet does not know, with a URL after it: a request with a typo
+                // (`--timout 5 GET :8080/x`), which the request parser names and suggests for.
+                if a.hasPrefix("--") && !requestValueOptions.contains(a) && !knownRunOptions.contains(a),
+                   argv[(i + 1)...].contains(where: { looksLikeURL($0) && !fileExists($0) }) { return true }
                 i += requestValueOptions.contains(a) ? 2 : 1
                 continue
             }
@@ -179,6 +185,38 @@ struct Invocation: Equatable {
     }
 
     static func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+
+    /// The long options of a script run (parse's), for suggestions and for telling a typo in
+    /// a request from one in a script run.
+    static let knownRunOptions: [String] = ["--help", "--version", "--har", "--"]
+
+    /// The option nearest a misspelled one, among a run's and the request options this file
+    /// knows (their full list is lua/lunet/cli/args.lua's, which suggests in its turn): at most
+    /// 1 edit for names up to 4 characters, 2 up to 8, else 3, as lua/lunet/suggest.lua.
+    static func nearestOption(_ word: String) -> String? {
+        let typed = String(word.prefix(while: { $0 != "=" }))
+        guard typed.hasPrefix("--"), typed.count > 3 else { return nil }
+        let limit = typed.count - 2 <= 4 ? 1 : typed.count - 2 <= 8 ? 2 : 3
+        var best: (String, Int)?
+        for candidate in (knownRunOptions + requestValueOptions).filter({ $0.hasPrefix("--") && $0.count > 2 }).sorted() {
+            let d = editDistance(Array(typed.utf8), Array(candidate.utf8))
+            if d <= limit, best == nil || d < best!.1 { best = (candidate, d) }
+        }
+        return best?.0
+    }
+
+    /// Levenshtein distance (insertions, deletions, substitutions), two rows.
+    static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
+        var previous = Array(0...b.count), current = [Int](repeating: 0, count: b.count + 1)
+        for i in 1...max(a.count, 1) where !a.isEmpty {
+            current[0] = i
+            for j in 1...max(b.count, 1) where !b.isEmpty {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            swap(&previous, &current)
+        }
+        return previous[b.count]
+    }
 
     static let usage = """
     usage: lunet [options] [script [args...]]

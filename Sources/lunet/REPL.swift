@@ -232,7 +232,8 @@ final class REPL {
             }
             return 0
         }
-        _ = host.evaluate("""
+        // Run as a chunk of its own, not as a prompt line: the user's first line is input#1.
+        host.runSetup("""
             local write = __lunet_prompt_write
             __lunet_prompt_write = nil
             -- Streams opened at the prompt print what arrives (websocket messages).
@@ -242,7 +243,7 @@ final class REPL {
               for i = 1, n do parts[i] = tostring((select(i, ...))) end
               write(table.concat(parts, "\\t") .. "\\n")
             end
-            """)
+            """, name: "=(prompt setup)")
     }
 
     // MARK: dot-commands

@@ -128,6 +128,16 @@ test("--version and --help", function()
   code, out = h.run(LUNET .. " --bogus")
   eq(code, 2, "an unknown option exits 2")
   truthy(out:find("unknown option '--bogus'", 1, true), out)
+  -- issue 35: the nearest option, and where the request options are listed.
+  code, out = h.run(LUNET .. " --timout 2>&1")
+  eq(code, 2, out)
+  truthy(out:find("unknown option '--timout'; did you mean '--timeout'?", 1, true) and out:find("lunet GET --help", 1, true), out)
+  code, out = h.run(LUNET .. " --timout 5 GET http://127.0.0.1:1/x 2>&1")
+  eq(code, 2, out)
+  truthy(out:find("unknown option '--timout'; did you mean '--timeout'?", 1, true) and out:find("lunet GET --help", 1, true),
+    "a typo before the URL goes to the request parser: " .. out)
+  code, out = h.run(LUNET .. " GET http://127.0.0.1:1/x --verfy=no 2>&1")
+  truthy(out:find("did you mean '--verify'?", 1, true), out)
 end)
 
 test("a script error prints its message and traceback and exits 1", function()

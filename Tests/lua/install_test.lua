@@ -160,8 +160,49 @@ test("bash completes files after @ in request items", function()
   eq(complete("lunet POST :8080/post a=@da"), { "@data/" }, "name=@folder")
 end)
 
+test("bash completes the auth types after -A and --auth-type (issue 35)", function()
+  local TYPES = { "api-key", "aws-sigv4", "basic", "bearer", "digest", "negotiate", "ntlm", "oauth2" }
+  eq(complete("lunet -A "), TYPES, "lunet -A <TAB>")
+  eq(complete("lunet --auth-type "), TYPES, "lunet --auth-type <TAB>")
+  eq(complete("lunet -A d"), { "digest" }, "lunet -A d")
+  eq(complete("lunet --auth-type=aw"), { "aws-sigv4" }, "lunet --auth-type=aw")
+end)
+
+-- zsh and fish: scripts/deps test installs both, so CI runs these. zsh's completion runs in a
+-- real zsh on a terminal (tmux), as a user's would: compinit, the installed _lunet in $fpath.
+local terminals
+local function zsh_term()
+  terminals = terminals or dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "terminal.lua").new(h, work)
+  local zdot = work .. "/zdot"
+  sh("mkdir -p " .. q(zdot))
+  local rc = assert(io.open(zdot .. "/.zshrc", "w"))
+  rc:write("fpath=(" .. q(prefix .. "/share/zsh/site-functions") .. " $fpath)\n",
+    "autoload -U compinit && compinit -u -d " .. q(zdot .. "/.zcompdump") .. "\n",
+    "zstyle ':completion:*' list-rows-first true\nPS1='zsh> '\n")
+  rc:close()
+  return terminals:open("env -i TERM=screen HOME=" .. q(zdot) .. " ZDOTDIR=" .. q(zdot) .. " XDG_CONFIG_HOME=" .. q(xdg) ..
+    " PATH=" .. q(prefix .. "/bin:/usr/bin:/bin") .. " zsh -i", "zsh>")
+end
+h.cleanup(after_all, function() if terminals then terminals:stop() end end)
+
 test("zsh loads the completion", { skip = not has("zsh") and "zsh is not installed" }, function()
   eq({ h.run("zsh -n " .. q(prefix .. "/share/zsh/site-functions/_lunet")) }, { 0, "" }, "zsh -n")
+end)
+
+test("zsh completes options, auth types and session names", { skip = not has("zsh") and "zsh is not installed" }, function()
+  local t = zsh_term()
+  t:type("lunet --pret"); t:keys("Tab")
+  t:wait_for("lunet --pretty", 5)
+  t:keys("C-u")
+  t:type("lunet -A "); t:keys("Tab")
+  for _, word in ipairs({ "aws-sigv4", "digest", "oauth2", "api-key" }) do t:wait_for(word, 5) end
+  t:keys("C-c")
+  t:type("lunet -A dig"); t:keys("Tab")
+  t:wait_for("lunet -A digest", 5)
+  t:keys("C-u")
+  t:type("lunet --session st"); t:keys("Tab")
+  t:wait_for("lunet --session staging", 5)
+  t:close()
 end)
 
 test("fish completes options and session names", { skip = not has("fish") and "fish is not installed" }, function()
@@ -171,6 +212,12 @@ test("fish completes options and session names", { skip = not has("fish") and "f
   end
   truthy(fish("lunet --hel"):find("^%-%-help\t"), "lunet --hel")
   truthy(fish("lunet --session "):find("work"), "lunet --session <TAB>")
+  local out, offered = fish("lunet -A "), {}
+  for line in out:gmatch("[^\n]+") do offered[line:match("^[^\t]*")] = true end
+  for _, word in ipairs({ "basic", "bearer", "digest", "ntlm", "negotiate", "aws-sigv4", "api-key", "oauth2" }) do
+    truthy(offered[word], "lunet -A <TAB> offers " .. word .. ":\n" .. out)
+  end
+  truthy(fish("lunet --auth-type aw"):find("^aws%-sigv4"), "lunet --auth-type aw")
 end)
 
 -- uninstall -------------------------------------------------------------------------------------

@@ -26,6 +26,29 @@ local function scratch()
     .. " XDG_CONFIG_HOME=" .. q(dir .. "/config") .. " "
 end
 
+test("docs/cli.md's first examples run as written (httpbin's address where this run's is)", function()
+  local doc = h.read_file(ROOT .. "docs/cli.md")
+  local block = doc:match("```sh\n(.-)```")
+  local port = BIN:match(":(%d+)$")
+  local ran = 0
+  for line in block:gmatch("[^\n]+") do
+    local command = line:gsub("%s+#.*$", "")
+    -- Lines that name example.org send nothing only with --offline; the others go to httpbin.
+    if command:find("^lunet ") and (not command:find("example.org", 1, true) or command:find("--offline", 1, true)) then
+      command = here(command):gsub(" :8080/", " :" .. port .. "/")
+      local dir, env = scratch()
+      local code, out = h.run(env .. q(LUNET) .. command:sub(#"lunet" + 1) .. " </dev/null 2>&1")
+      eq(code, 0, command .. "\n" .. out)
+      if command:find(" -d ", 1, true) then
+        local size = #h.read_file(dir .. "/data.bin")
+        eq(size, 102400, "the download is there whole")
+      end
+      ran = ran + 1
+    end
+  end
+  eq(ran, 4, "four of the five examples run here")
+end)
+
 test("the README says httpbin is at 127.0.0.1:8080, as scripts/test-servers starts it when it can", function()
   truthy(README:find("here it is `http://" .. TOUR_ADDRESS .. "`", 1, true), "the tour names its address")
 end)

@@ -39,6 +39,8 @@ case "$FAKE_SWIFT" in
 fail) echo "error: the build broke"; exit 1 ;;
 noop) [ -e .build/release/lunet ] && exit 0 ;;
 esac
+echo "[1/3] Compiling Tool main.swift"
+echo "[3/3] Linking lunet"
 mkdir -p .build/release
 printf '#!/bin/sh\necho "lunet ran: $*"\n' > .build/release/lunet
 chmod +x .build/release/lunet
@@ -135,3 +137,24 @@ end)
 
 h.cleanup(after_all, function() os.execute("rm -rf " .. work) end)
 if h.done then h.done() end
+
+-- Issue 35: on a terminal the first build says what it does; elsewhere it stays quiet.
+test("on a terminal, a build says each step and swift's progress; not on a pipe", function()
+  later("touch " .. proj .. "/lua/tool.lua")
+  -- `script` gives the command a terminal of its own (its output is what the terminal showed).
+  local code, out = h.run("cd " .. work .. " && PATH=" .. bin .. ":$PATH script -qec " ..
+    "'" .. proj .. "/scripts/lunet -e x' /dev/null")
+  eq(code, 0, out)
+  truthy(out:find("lunet: checking the Debian packages", 1, true), "the package check is said:\n" .. out)
+  truthy(out:find("lunet: building lunet (release", 1, true), "the build is said:\n" .. out)
+  truthy(out:find("[3/3] Linking lunet", 1, true), "swift's progress shows:\n" .. out)
+  truthy(out:find("lunet: built lunet in %d+ s"), "and when it is done:\n" .. out)
+  truthy(out:find("lunet ran: -e x", 1, true), "then lunet runs:\n" .. out)
+  later("touch " .. proj .. "/lua/tool.lua")
+  local code2, out2 = lunet("-e y")
+  eq({ code2, out2 }, { 0, "lunet ran: -e y\n" }, "not on a terminal: only lunet's own output")
+  later("touch " .. proj .. "/lua/tool.lua")
+  code, out = h.run("cd " .. work .. " && FAKE_SWIFT=fail PATH=" .. bin .. ":$PATH script -qec " ..
+    "'" .. proj .. "/scripts/lunet -e x' /dev/null")
+  truthy(code ~= 0 and out:find("error: the build broke", 1, true), "a failed build shows its log on a terminal too:\n" .. out)
+end)

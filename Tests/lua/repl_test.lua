@@ -178,6 +178,15 @@ test("Tab after a URL's '=' completes the rest once, and a second Tab adds nothi
   t:close()
 end)
 
+test("issue 35: on a terminal the first line typed is input#1", function()
+  local t = term()
+  t:type("error('first')"); t:keys("Enter")
+  t:wait_for("input#1:1: first", 3)
+  t:type("error('second')"); t:keys("Enter")
+  t:wait_for("input#2:1: second", 3)
+  t:close()
+end)
+
 test("multi-line input continues until the chunk is complete", function()
   local t = term()
   t:type("function sq(x)"); t:keys("Enter")

@@ -209,6 +209,16 @@ test("spawn runs concurrently, starting on a later turn", function()
   eq(order, { "caller", "spawned 21" }, "the caller's code ran first")
 end)
 
+test("await gives every value a spawned function returned, nils included; continuations see them", function()
+  local t = task.spawn(function() task.sleep(0.01); return "data", "binary", nil, 4 end)
+  local seen
+  t:continue(function(done) seen = done.results and done.results.n end)
+  eq(table.pack(t:await()), { "data", "binary", nil, 4, n = 4 }, "all four values")
+  eq(t.result, "data", "result is still the first")
+  eq(seen, 4, "a continuation sees the results")
+  eq(table.pack(task.spawn(function() return 1 end):await()), { 1, n = 1 }, "one value")
+end)
+
 test("sleep and delay wait on the loop; other tasks run meanwhile", function()
   local ticks = 0
   local ticker = task.spawn(function() for _ = 1, 5 do ticks = ticks + 1; task.sleep(0.01) end end)

@@ -35,9 +35,8 @@ test("echo: text and binary round trips, in order, then a clean close", function
   ws:send(big)
   local got = {}
   for i = 1, 4 do
-    local t = ws:receive()
-    t:await()
-    got[i] = { t.results[1], t.results[2] }
+    local data, kind = ws:receive():await()   -- issue 35: await gives the kind too
+    got[i] = { data, kind }
   end
   eq(got[1], { "hello", "text" }, "first")
   eq(got[2], { "wörld ✓", "text" }, "second")

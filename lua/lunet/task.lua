@@ -298,7 +298,12 @@ function Task:await()
     if isyieldable() then yield(AWAIT, self) else wait(self) end
   end
   if not self[OBSERVED] then self[OBSERVED] = true; if self.state == "failed" then unobserved[self] = nil end end   -- observe(self)
-  if self.state == "done" then return self.result end
+  if self.state == "done" then
+    -- A spawned function's every return value (ws:receive's data and kind), else the result.
+    local r = self.results
+    if r then return unpack(r, 1, r.n) end
+    return self.result
+  end
   error(self.error, 0)
 end
 
@@ -399,8 +404,9 @@ function after_resume(co, t, ok, first, ...)
     return
   end
   if status(co) == "dead" then
+    -- Every value the function returned, for await (set first: resolve runs continuations).
+    if select("#", ...) > 0 then t.results = pack(first, ...) end
     resolve(t, first)
-    if select("#", ...) > 0 then t.results = { first, ... } end
     return
   end
   if first == AWAIT then

@@ -88,8 +88,8 @@ function WebSocket:send(data, opts)
   core.websocket_send(self._id, binary and "binary" or "text", data)
 end
 
---- A task of the next message (its data; `kind` "text" or "binary" as the second value of
---- await through t.results), or of nil once the websocket closed cleanly; a failure raises.
+--- A task of the next message: await gives its data and kind ("text" or "binary"), or nil
+--- once the websocket closed cleanly; a failure raises.
 function WebSocket:receive()
   return task.spawn(function()
     while true do

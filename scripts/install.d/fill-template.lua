@@ -9,10 +9,16 @@ local testing = require "lunet.testing"
 -- HTTP's methods, as Sources/lunet/CommandLine.swift recognises them; the common ones first.
 local METHODS = { "GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS", "TRACE", "CONNECT" }
 
--- An option: { long =, short =, value = "WHAT" or nil, help = }. completion_kinds(o) is what
--- its value may be: "=word" (a literal), "file", "session" (a name, or a path), or "text".
+-- An option: { long =, short =, value = "WHAT" or nil, help =, choices = words or nil }.
+-- completion_kinds(o) is what its value may be: "=word" (a literal), "file", "session" (a name,
+-- or a path), or "text". `choices` (args.lua's, for a value such as TYPE) are its words.
 local function completion_kinds(o)
   if not o.value then return nil end
+  if o.choices then
+    local kinds = {}
+    for i, word in ipairs(o.choices) do kinds[i] = "=" .. word end
+    return kinds
+  end
   -- A session's NAME|PATH: names, and files once a '/' is typed (a path).
   if o.long:find("^session") then return { "session" } end
   local kinds = {}
@@ -34,7 +40,7 @@ local function request_options()
   for _, dashed in ipairs(args.option_names()) do
     local name = dashed:sub(3)
     local o = args.OPTIONS[name]
-    list[#list + 1] = { long = name, short = o.short, value = o.value, help = own_words(o.help) }
+    list[#list + 1] = { long = name, short = o.short, value = o.value, help = own_words(o.help), choices = o.choices }
   end
   return list
 end

@@ -32,7 +32,8 @@ M.OPTIONS = {
   ["cert-key-pass"] = { value = "PASS", help = "the key's passphrase" },
   ["proxy"] = { value = "PROTOCOL:URL", help = "proxy for a protocol (http:http://127.0.0.1:3128), or URL for all" },
   ["auth"] = { short = "a", value = "USER[:PASS]|TOKEN", help = "credentials; a missing password is asked for (-A api-key: NAME:KEY or NAME==KEY)" },
-  ["auth-type"] = { short = "A", value = "TYPE", help = "the auth scheme: basic (default), bearer, digest, ntlm, negotiate, aws-sigv4, api-key, oauth2" },
+  ["auth-type"] = { short = "A", value = "TYPE", help = "the auth scheme: basic (default), bearer, digest, ntlm, negotiate, aws-sigv4, api-key, oauth2",
+                    choices = { "basic", "bearer", "digest", "ntlm", "negotiate", "aws-sigv4", "api-key", "oauth2" } },
   ["aws-sigv4"] = { value = "PROVIDER", help = "sign with AWS SigV4 (aws:amz:REGION:SERVICE); keys from -a KEY:SECRET or AWS_*" },
   ["ignore-netrc"] = { help = "do not read credentials from ~/.netrc" },
   ["ignore-stdin"] = { short = "I", help = "do not read a request body from standard input" },
@@ -59,7 +60,7 @@ local function unknown(arg)
   local ok, suggest = pcall(require, "lunet.suggest")
   local near = ok and suggest.closest(arg:match("^[^=]*"), M.option_names())
   if near then msg = msg .. string.format("; did you mean '%s'?", near) end
-  return msg .. " (see lunet --help)"
+  return msg .. " (lunet GET --help lists the request options; docs/cli.md and man lunet say more)"
 end
 
 --- HTTPie's URL shorthands: ":3000/x" and ":/x" are localhost, no scheme means http://.

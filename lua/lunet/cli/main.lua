@@ -8,6 +8,8 @@ local args = require "lunet.cli.args"
 local build = require "lunet.cli.build"
 local http = require "lunet.http"
 local output = require "lunet.cli.output"
+-- Loaded when a head is printed (-v, --offline, --curl): a plain GET never needs it.
+local heads = setmetatable({}, { __index = function(_, name) return require("lunet.cli.heads")[name] end })
 
 local M = {}
 
@@ -124,18 +126,16 @@ local function session_options(o, q, host)
   return s
 end
 
--- What curl needs besides the request itself to do what the session does (secrets masked).
+-- What curl needs besides the request itself to do what the session does (secrets masked):
+-- the settings response.curl_flags exports, as r:curl() gives them, and what only a session
+-- that has not sent yet needs (a token it would fetch).
 local function curl_flags(sopts, session)
-  local mask = require("lunet.secrets").MASK
-  local response_quote = require("lunet.response").shell_quote
-  local flags = require("lunet.auth.cli").curl_flags(session._options.auth)
-  if sopts.cert then flags[#flags + 1] = "--cert " .. response_quote(sopts.cert) end
-  if sopts.cert_key then flags[#flags + 1] = "--key " .. response_quote(sopts.cert_key) end
-  if sopts.cert_password then flags[#flags + 1] = "--pass " .. mask end
-  if sopts.insecure then flags[#flags + 1] = "--insecure" end
-  if sopts.ca_file then flags[#flags + 1] = "--cacert " .. response_quote(sopts.ca_file) end
-  if sopts.netrc then flags[#flags + 1] = "--netrc-optional" end
-  return flags
+  local settings = { cert = sopts.cert, cert_key = sopts.cert_key, cert_password = sopts.cert_password ~= nil,
+                     insecure = sopts.insecure, ca_file = sopts.ca_file, netrc = sopts.netrc, proxy = sopts.proxy }
+  local extra = require("lunet.auth.cli").curl_settings(session._options.auth, settings)
+  local flags = require("lunet.response").curl_flags(settings)
+  for _, f in ipairs(extra) do flags[#flags + 1] = f end
+  return flags, settings
 end
 
 -- The request's own options for session:request.
@@ -157,55 +157,6 @@ local function request_options(q, record_head)
   if q.accept then set_default("Accept", q.accept) end
   if q.content_type then set_default("Content-Type", q.content_type) end
   return { method = q.method, url = q.url, headers = headers, body = q.body, multipart = q.multipart, _record_head = record_head or nil }
-end
-
--- The head lines of a raw HTTP head ("GET / HTTP/1.1\r\nA: b\r\n..."): first line and fields.
-local function split_head(head)
-  local lines = {}
-  for line in head:gmatch("([^\r\n]+)") do lines[#lines + 1] = line end
-  local fields = {}
-  for i = 2, #lines do
-    local name, value = lines[i]:match("^([^:]+):%s*(.*)$")
-    if name then fields[#fields + 1] = { name, value } end
-  end
-  return lines[1] or "", fields
-end
-
--- The request as it will be sent, for --offline (libcurl adds Host and Accept the same way).
-local function offline_head(q, opts, session)
-  local u = require("lunet.url").parse(q.url)
-  local target = (u.path ~= "" and u.path or "/") .. (u.query and ("?" .. u.query) or "")
-  local fields = { { "Host", u.host .. (u.port and (":" .. u.port) or "") } }
-  local seen = {}
-  local function add(name, value)
-    if value == false then return end
-    if type(value) == "table" then for _, v in ipairs(value) do add(name, v) end return end
-    fields[#fields + 1] = { name, value }
-    seen[name:lower()] = true
-  end
-  local names = {}
-  for k in pairs(opts.headers) do names[#names + 1] = k end
-  table.sort(names)
-  local session_headers = session.headers or {}
-  local snames = {}
-  for k in pairs(session_headers) do snames[#snames + 1] = k end
-  table.sort(snames)
-  add("User-Agent", opts.headers["User-Agent"] or session_headers["User-Agent"] or ("lunet/" .. core.version(false)))
-  for _, k in ipairs(snames) do if k ~= "User-Agent" and opts.headers[k] == nil then add(k, session_headers[k]) end end
-  for _, k in ipairs(names) do if k ~= "User-Agent" then add(k, opts.headers[k]) end end
-  if not seen.accept then add("Accept", "*/*") end
-  if q.body then add("Content-Length", tostring(#q.body)) end
-  if q.multipart then add("Content-Type", "multipart/form-data; boundary=...") end
-  return q.method .. " " .. target, fields
-end
-
-local function multipart_summary(parts)
-  local out = {}
-  for _, p in ipairs(parts) do
-    out[#out + 1] = p.file and string.format("[part %s: file %s%s]", p.name, p.file, p.content_type and (", " .. p.content_type) or "")
-      or string.format("[part %s: %d bytes]", p.name, #p.data)
-  end
-  return table.concat(out, "\n")
 end
 
 -- An error's exit status, as HTTPie's.
@@ -311,34 +262,41 @@ local render = setmetatable({}, { __index = function(_, name) return require("lu
 -- --curl: the curl command line for the request, nothing sent.
 local function show_curl(c)
   local q, flat = c.q, {}
-  for _, f in ipairs(select(2, offline_head(q, c.opts, c.session))) do
+  for _, f in ipairs(select(2, heads.offline_head(q, c.opts, c.session))) do
     if f[1] ~= "Host" and f[1] ~= "Content-Length" and not (q.multipart and f[1] == "Content-Type") then
       flat[#flat + 1] = f[1]; flat[#flat + 1] = f[2]
     end
   end
+  local flags, settings = curl_flags(c.sopts, c.session)
   print(require("lunet.response").curl_of({
     method = q.method, url = q.url, body = q.body, multipart = q.multipart,
-    headers = require("lunet.headers").from_flat(flat), flags = curl_flags(c.sopts, c.session),
+    headers = require("lunet.headers").from_flat(flat), flags = flags, settings = settings,
   }))
   return EXIT.ok
 end
 
 -- The request's head and body as --print's H and B ask, from what was sent (`sent_head`) or,
--- with --offline, what would be.
+-- with --offline, what would be (a multipart body whole: c.multipart). `gap` follows the body:
+-- HTTPie's separator when more is printed after it, else nothing (a newline on a terminal).
 local function emit_request(c, out, sent_head, gap)
   local q, want, look = c.q, c.want, c.look
   if want.H then
     local secrets = require "lunet.secrets"   -- credentials masked, as in --curl and HAR
     local line, fields
-    if sent_head then line, fields = split_head(sent_head)
-    else line, fields = offline_head(q, c.opts, c.session) end
-    -- A head sent has its version after the target; a head made for --offline has none.
-    local method, target = line:match(sent_head and "^(%S+) (%S+)" or "^(%S+) (.*)$")
-    out.emit(render.request_head(method or q.method, secrets.mask_url(target or q.url), secrets.mask_fields(fields), look) .. "\n\n")
+    if sent_head then line, fields = heads.split_head(sent_head)
+    else line, fields = heads.offline_head(q, c.opts, c.session, c.multipart) end
+    -- A head sent has its version after the target, as libcurl sent it (HTTP/2 included); a
+    -- head made for --offline has none, and says HTTP/1.1 as HTTPie does.
+    local method, target, version
+    if sent_head then method, target, version = line:match("^(%S+) (%S+) (%S+)")
+    else method, target = line:match("^(%S+) (.*)$") end
+    out.emit(render.request_head(method or q.method, secrets.mask_url(target or q.url), version or "HTTP/1.1",
+      secrets.mask_fields(fields), look) .. "\n\n")
   end
   if want.B then
     if q.body then out.emit(render.body(q.body, q.content_type, look) .. gap)
-    elseif q.multipart then out.emit(multipart_summary(q.multipart) .. gap) end
+    elseif c.multipart then out.emit(render.body(c.multipart.body, "multipart/form-data", look) .. gap)
+    elseif q.multipart then out.emit(heads.multipart_summary(q.multipart) .. gap) end
   end
 end
 
@@ -434,7 +392,8 @@ local function send(c, out)
     say("%s", errors.is(r) and tostring(r) or errors.describe(r))
     return errors.is(r) and error_status(r) or EXIT.error
   end
-  emit_request(c, out, r.request and r.request.sent_head, "\n\n")
+  local more = want.h or want.b or want.m
+  emit_request(c, out, r.request and r.request.sent_head, more and "\n\n" or (c.to_terminal and "\n" or ""))
   if want.h then out.emit(render.response_head(r.http_version, r.status, r.reason, r.headers:list(), look) .. "\n\n") end
   if want.b and not emit_body(c, out, r, sink) then return EXIT.error end
   if want.m then out.emit(string.format("Elapsed time: %.6fs\n", r.elapsed or 0)) end
@@ -448,7 +407,14 @@ local function run(argv)
   if c.o.curl then return show_curl(c) end
   local out = printer(c.o)
   if c.o.offline then
-    emit_request(c, out, nil, "\n")
+    if c.q.multipart then
+      local text = require "lunet.cli.multipart_text"
+      local boundary = text.boundary()
+      local body, err = text.body(c.q.multipart, boundary, read_file, build.type_of)
+      if not body then say("%s", err) return EXIT.usage end
+      c.multipart = { boundary = boundary, body = body }
+    end
+    emit_request(c, out, nil, c.to_terminal and "\n" or "")
     return out.flush() and out.done() and EXIT.ok or EXIT.error
   end
   if c.o.har then http.record(c.o.har) end

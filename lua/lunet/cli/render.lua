@@ -99,16 +99,18 @@ local function head_lines(first, fields, paint, escape)
 end
 
 --- The request line and fields, as sent on HTTP/1.1.
-function M.request_head(method, target, fields, opts)
+function M.request_head(method, target, version, fields, opts)
   local paint = pretty.painter(opts.color)
-  return head_lines(paint("bold", method) .. " " .. paint("green", shown(target, opts.escape)) .. " HTTP/1.1", fields, paint, opts.escape)
+  return head_lines(paint("bold", method) .. " " .. paint("green", shown(target, opts.escape)) .. " " .. version, fields, paint, opts.escape)
 end
 
 --- The status line and fields.
 function M.response_head(version, status, reason, fields, opts)
   local paint = pretty.painter(opts.color)
   local color = status < 300 and "green" or status < 400 and "yellow" or "red"
-  local line = paint("blue", "HTTP/" .. version) .. " " .. paint("bold", paint(color, status .. " " .. shown(reason, opts.escape)))
+  -- HTTP/2 has no reason phrase: "HTTP/2 200", as curl prints it, with no space after.
+  local status_text = (reason == nil or reason == "") and tostring(status) or (status .. " " .. shown(reason, opts.escape))
+  local line = paint("blue", "HTTP/" .. version) .. " " .. paint("bold", paint(color, status_text))
   return head_lines(line, fields, paint, opts.escape)
 end
 
