@@ -46,9 +46,12 @@ enum FileBinding {
     }
 
     /// core.record_file(part, record_path, text): makes the part file's data durable (fdatasync)
-    /// and only then replaces the record beside it (a temporary file, fsync'd, renamed, and
-    /// the directory fsync'd): a record never names bytes a crash could lose. true, or nil and
-    /// a message.
+    /// and only then replaces the record beside it (a temporary file, fsync'd, renamed): a
+    /// record never names bytes a crash could lose. The directory is not synced: a power loss
+    /// may then undo the rename, which leaves the record before it, itself true (it names
+    /// fewer bytes, all synced before it was written); so a resume may fetch again what the
+    /// lost record added, never trust a byte it should not. (A directory fsync is a journal
+    /// commit: one at each record, twice a second, held the loop up.) true, or nil and a message.
     static let record: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
@@ -83,9 +86,6 @@ enum FileBinding {
         }
         guard fsync(fd) == 0, close(fd) == 0 else { unlink(temp); return failed("sync '\(temp)'") }
         guard rename(temp, path) == 0 else { unlink(temp); return failed("rename '\(temp)' to '\(path)'") }
-        let dir = path.contains("/") ? String(path[..<path.lastIndex(of: "/")!]) : "."
-        let dfd = open(dir.isEmpty ? "/" : dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if dfd >= 0 { fsync(dfd); close(dfd) }
         s.push(true)
         return 1
     }
