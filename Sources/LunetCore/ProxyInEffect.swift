@@ -7,13 +7,15 @@ public enum ProxyInEffect {
     /// The request's `proxy` option ("" is none) when it has one; else the environment's:
     /// `http_proxy` for http (never `HTTP_PROXY`, which CGI programs get from a request's
     /// `Proxy:` header), `https_proxy` or `HTTPS_PROXY` for https, then `all_proxy` or
-    /// `ALL_PROXY`; none when `no_proxy` (or `NO_PROXY`) names the host.
+    /// `ALL_PROXY`. Either way none when `no_proxy` (or `NO_PROXY`) names the host: libcurl
+    /// reads it for a proxy given as an option too, as curl -x does.
     public static func proxy(for url: String, option: String?, environment: (String) -> String?) -> String? {
-        if let option { return option.isEmpty ? nil : option }
+        if option == "" { return nil }
         let parsed = URLReference(parsing: url)
         let scheme = parsed.scheme?.lowercased() ?? "http"
         let host = hostOf(parsed.authority ?? "").lowercased()
         if let list = environment("no_proxy") ?? environment("NO_PROXY"), noProxy(list, names: host) { return nil }
+        if let option { return option }
         let names = scheme == "https" ? ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"] : ["http_proxy", "all_proxy", "ALL_PROXY"]
         for name in names {
             if let value = environment(name), !value.isEmpty { return value }

@@ -8,6 +8,8 @@ final class ProxyInEffectTests: XCTestCase {
     func testTheOptionWinsAndAnEmptyOneMeansNone() {
         XCTAssertEqual(ProxyInEffect.proxy(for: "http://a.test/", option: "http://p:3128", environment: env(["http_proxy": "http://e:1"])), "http://p:3128")
         XCTAssertNil(ProxyInEffect.proxy(for: "http://a.test/", option: "", environment: env(["http_proxy": "http://e:1"])))
+        // no_proxy counts for a proxy given as an option too (libcurl reads it either way).
+        XCTAssertNil(ProxyInEffect.proxy(for: "http://127.0.0.1:8080/", option: "http://p:3128", environment: env(["no_proxy": "127.0.0.1"])))
     }
 
     func testTheEnvironmentBySchemeAsLibcurlReadsIt() {

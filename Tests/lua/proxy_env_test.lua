@@ -87,7 +87,7 @@ local ok, e = pcall(http.get, %q, { proxy = "http://user:secret@127.0.0.1:1" })
 print(e.kind, e.message)]], NGINX .. "/index.json"))
   truthy(out:find("^connect\tthe proxy http://user:%*%*%*@127.0.0.1:1 could not be reached"), out)
   truthy(not out:find("secret", 1, true), "the proxy's password is not shown: " .. out)
-  local status, cli_out = h.run("env -u http_proxy -u all_proxy -u ALL_PROXY " .. q(LUNET) .. " GET " .. q(NGINX .. "/index.json") ..
+  local status, cli_out = h.run("env -u http_proxy -u all_proxy -u ALL_PROXY -u no_proxy -u NO_PROXY " .. q(LUNET) .. " GET " .. q(NGINX .. "/index.json") ..
     " --proxy http:" .. DEAD .. " 2>&1")
   eq(status, 1, cli_out)
   truthy(cli_out:find("the proxy http://127.0.0.1:1 could not be reached", 1, true), cli_out)
@@ -96,6 +96,12 @@ end)
 test("a server that is down, with a proxy that no_proxy skips, is not blamed on the proxy", function()
   local code, out = run_with({ http_proxy = DEAD, no_proxy = "127.0.0.1" }, [[
 local ok, e = pcall(http.get, "http://127.0.0.1:1/x")
+print(e.kind, e.message)]])
+  eq(code, 0, out)
+  truthy(out:find("^connect\t") and not out:find("proxy", 1, true), out)
+  -- A proxy given as an option is skipped for no_proxy's hosts too (libcurl reads it either way).
+  code, out = run_with({ no_proxy = "127.0.0.1" }, [[
+local ok, e = pcall(http.get, "http://127.0.0.1:1/x", { proxy = "]] .. DEAD .. [[" })
 print(e.kind, e.message)]])
   eq(code, 0, out)
   truthy(out:find("^connect\t") and not out:find("proxy", 1, true), out)
