@@ -5,6 +5,9 @@ public final class HTTPResponse {
     public struct Timings: Sendable {
         /// Seconds from the start of the transfer to each point (curl's *_TIME_T values).
         public var dns = 0.0, connect = 0.0, tls = 0.0, ttfb = 0.0, total = 0.0
+        /// Bytes on the wire: the request's head and body sent, the response's head and body
+        /// received (before decoding), as libcurl counts them (`lunet load`'s data_sent/received).
+        public var bytesSent = 0, bytesReceived = 0
         public init() {}
     }
 

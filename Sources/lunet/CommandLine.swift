@@ -6,6 +6,7 @@ struct Invocation: Equatable {
         case repl
         case script(String)          // a path, or "-" for standard input
         case test([String])          // lunet test [paths] [options]
+        case load([String])          // lunet load script.lua [options]
         case request([String])       // lunet [METHOD] URL [ITEM ...]: the one-shot command line
         case help
         case version
@@ -46,6 +47,10 @@ struct Invocation: Equatable {
         var sawChunk = false
         if argv.count > 1 && argv[1] == "test" {
             inv.mode = .test(Array(argv.dropFirst(2)))
+            return inv
+        }
+        if argv.count > 1 && argv[1] == "load" {
+            inv.mode = .load(Array(argv.dropFirst(2)))
             return inv
         }
         if isRequest(argv, fileExists: fileExists) {
@@ -232,6 +237,7 @@ struct Invocation: Equatable {
       lunet [METHOD] URL [ITEM ...]
                                send one request, as HTTPie does (lunet GET --help for its options)
       lunet test [paths]       run *_test.lua files (see lunet test --help)
+      lunet load script.lua    run a load test (see lunet load --help, docs/load.md)
       lunet --version          print the versions of lunet, Lua and libcurl
       lunet --help             this text
 

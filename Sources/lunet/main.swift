@@ -68,6 +68,19 @@ if case .test(let arguments) = invocation.mode {
         """, name: "=lunet test"))
     leave(code)
 }
+if case .load(let arguments) = invocation.mode {
+    // `lunet load` (lua/lunet/load.lua) returns the exit status.
+    host.setScriptArguments(interpreter: [processArguments[0]], script: "load", arguments: arguments)
+    host.setGlobal("__lunet_load_args", .array(arguments.map { .string($0) }))
+    let code = host.run(.string("""
+        local args = __lunet_load_args
+        __lunet_load_args = nil
+        local status = require("lunet.load").main(args)
+        io.stdout:flush()
+        os.exit(status, true)
+        """, name: "=lunet load"))
+    leave(code)
+}
 if case .request(let arguments) = invocation.mode {
     // The one-shot command line (lua/lunet/cli/main.lua) returns the exit status.
     host.setScriptArguments(interpreter: [processArguments[0]], script: "", arguments: arguments)

@@ -27,6 +27,14 @@ extension Transfer {
         t.tls = seconds(CURLINFO_APPCONNECT_TIME_T)
         t.ttfb = seconds(CURLINFO_STARTTRANSFER_TIME_T)
         t.total = seconds(CURLINFO_TOTAL_TIME_T) + (redirected?.time ?? 0)
+        var requestSize = 0, headerSize = 0
+        var uploaded: curl_off_t = 0, downloaded: curl_off_t = 0
+        _ = lunet_easy_getinfo_long(h, CURLINFO_REQUEST_SIZE, &requestSize)
+        _ = lunet_easy_getinfo_long(h, CURLINFO_HEADER_SIZE, &headerSize)
+        _ = lunet_easy_getinfo_off(h, CURLINFO_SIZE_UPLOAD_T, &uploaded)
+        _ = lunet_easy_getinfo_off(h, CURLINFO_SIZE_DOWNLOAD_T, &downloaded)
+        t.bytesSent = requestSize + Int(uploaded)
+        t.bytesReceived = headerSize + Int(downloaded)
 
         let versionName: String
         switch version {

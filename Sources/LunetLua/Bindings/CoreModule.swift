@@ -18,7 +18,7 @@ enum CoreModule {
             ("events_done", TransferBinding.eventsDone), ("deadline", deadline), ("limits", limits), ("transfer_head", TransferBinding.transferHead),
             ("websocket_open", WebSocketBinding.open), ("websocket_send", WebSocketBinding.send),
             ("websocket_close", WebSocketBinding.close), ("websocket_pause", WebSocketBinding.pause),
-            ("response_timings", ResponseBinding.timings), ("response_head", ResponseBinding.head),
+            ("response_timings", ResponseBinding.timings), ("response_load", ResponseBinding.load), ("response_head", ResponseBinding.head),
             ("response_connections", ResponseBinding.connections), ("response_headers", ResponseBinding.headers),
             ("response_trailers", ResponseBinding.trailers),
             ("response_body", ResponseBinding.body), ("response_text", ResponseBinding.text),
@@ -29,7 +29,7 @@ enum CoreModule {
             ("response_cache", ResponseBinding.cacheStatus),
             ("sha256_file", FileBinding.sha256), ("finalize_file", FileBinding.finalize), ("file_size", FileBinding.size), ("record_file", FileBinding.record), ("lock_file", FileBinding.lockFile), ("unlock_file", FileBinding.unlockFile),
             ("destination_problem", FileBinding.destinationProblem), ("write_private", FileBinding.writePrivate), ("make_private_dirs", DirectoryBinding.makePrivateDirs), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
-            ("curl_preload", curlPreload), ("curl_preload_wait", curlPreloadWait), ("before_exit", beforeExit), ("is_secret_name", isSecretName),
+            ("on_interrupt", InterruptBinding.onInterrupt), ("curl_preload", curlPreload), ("curl_preload_wait", curlPreloadWait), ("before_exit", beforeExit), ("is_secret_name", isSecretName),
         ]
         s.newTable(hash: Int32(functions.count))
         for (name, fn) in functions {

@@ -1,0 +1,350 @@
+--- `lunet load script.lua [options]`: load tests written as k6 users write them, in Lua
+--- (docs/load.md). The script sets `options` (scenarios, thresholds, ...), may define `setup`
+--- and `teardown`, and returns the function one iteration of one VU runs: function(vu, data).
+--- Its environment has `check`, `sleep`, `metrics` and everything a lunet script has.
+--- main(argv) returns the exit status: 0; 99 when a threshold failed (k6's); 2 for a usage
+--- error, before any request; 1 when the script, its setup or its teardown raised; 130 after
+--- Ctrl-C (the summary so far printed first).
+local core = require "lunet.core"
+local task = require "lunet.task"
+local errors = require "lunet.errors"
+local json = require "lunet.json"
+local options = require "lunet.load.options"
+local thresholds = require "lunet.load.thresholds"
+local metrics = require "lunet.load.metrics"
+local summary = require "lunet.load.summary"
+local runner = require "lunet.load.runner"
+
+local M = {}
+
+M.usage = [[
+usage: lunet load SCRIPT.lua [options]
+  --vus N, -u N            virtual users (with --duration: constant-vus; with --iterations: shared)
+  --duration D, -d D       how long (30s, 1m30s, 500ms): replaces the script's scenarios
+  --iterations N, -i N     iterations in all, shared by the VUs
+  --rate R                 iterations per second (constant-arrival-rate; needs --duration)
+  --out json=FILE          one JSON record per second per metric and tag set, then each histogram
+  --summary-export FILE    the summary as k6's --summary-export writes it
+  --quiet, -q              no live line (the summary still prints)
+  --help                   this text
+Exit status: 0; 99 when a threshold failed; 2 usage error; 1 the script raised; 130 Ctrl-C.]]
+
+local function usage_error(message) error({ usage = message }, 0) end
+
+--- The command line: { script, vus, duration, iterations, rate, out, summary_export, quiet, help }.
+function M.parse_args(argv)
+  local c = {}
+  local takes = { ["--vus"] = "vus", ["-u"] = "vus", ["--duration"] = "duration", ["-d"] = "duration",
+                  ["--iterations"] = "iterations", ["-i"] = "iterations", ["--rate"] = "rate",
+                  ["--out"] = "out", ["-o"] = "out", ["--summary-export"] = "summary_export" }
+  local i = 1
+  while i <= #argv do
+    local a = argv[i]
+    local name, inline = a:match("^(%-%-[%w-]+)=(.*)$")
+    name = name or a
+    if a == "--help" or a == "-h" then c.help = true
+    elseif a == "--quiet" or a == "-q" then c.quiet = true
+    elseif takes[name] then
+      local v = inline
+      if v == nil then
+        i = i + 1
+        v = argv[i]
+        if v == nil then usage_error(name .. " needs a value") end
+      end
+      c[takes[name]] = v
+    elseif a:sub(1, 1) == "-" and a ~= "-" then
+      local near = require("lunet.suggest").closest(name, { "--vus", "--duration", "--iterations", "--rate", "--out", "--summary-export", "--quiet", "--help" })
+      usage_error("unknown option '" .. a .. "'" .. (near and ("; did you mean '" .. near .. "'?") or "") .. " (lunet load --help)")
+    elseif c.script then usage_error("one script only: '" .. c.script .. "' and '" .. a .. "'")
+    else c.script = a end
+    i = i + 1
+  end
+  for _, k in ipairs({ "vus", "iterations" }) do
+    if c[k] and not (tonumber(c[k]) and tonumber(c[k]) >= 1 and math.floor(tonumber(c[k])) == tonumber(c[k])) then
+      usage_error("--" .. k .. " takes a whole number of at least 1, got '" .. c[k] .. "'")
+    end
+  end
+  if c.rate and not (tonumber(c.rate) and tonumber(c.rate) > 0) then usage_error("--rate takes a number of iterations per second, got '" .. c.rate .. "'") end
+  if c.duration then
+    local _, err = options.duration(c.duration, "--duration")
+    if err then usage_error(err) end
+  end
+  if c.out then
+    local kind, file = c.out:match("^(%w+)=(.+)$")
+    if kind ~= "json" then usage_error("--out takes json=FILE, got '" .. c.out .. "'") end
+    c.out = file
+  end
+  if not c.script and not c.help then usage_error("which script? lunet load SCRIPT.lua") end
+  return c
+end
+
+-- The checks of the run, as the summary lists them: by name, in the order first seen.
+local function new_checks() return { list = {}, by_name = {} } end
+
+-- The script's environment: check, sleep, metrics, and the globals of any lunet script.
+local function script_env(state)
+  local env = setmetatable({}, { __index = _G })
+  env.sleep = task.sleep
+  env.check = function(value, checks, tags)
+    if type(checks) ~= "table" then error("check(value, { name = function(value) ... end }) takes a table of checks", 2) end
+    local names = {}
+    for name in pairs(checks) do names[#names + 1] = name end
+    table.sort(names)
+    local vu = state.current()
+    local all = true
+    for _, name in ipairs(names) do
+      local fn = checks[name]
+      local ok, passed = true, fn
+      if type(fn) == "function" then ok, passed = pcall(fn, value) end
+      passed = ok and passed and true or false
+      all = all and passed
+      local c = state.checks.by_name[name]
+      if not c then
+        c = { name = name, passes = 0, fails = 0 }
+        state.checks.by_name[name] = c
+        state.checks.list[#state.checks.list + 1] = c
+      end
+      if passed then c.passes = c.passes + 1 else c.fails = c.fails + 1 end
+      local t = { check = name, scenario = vu and vu.scenario or "setup" }
+      if tags then for k, v in pairs(tags) do t[k] = tostring(v) end end
+      state.registry:add(state.checks_metric, passed, t)
+    end
+    return all
+  end
+  local function custom(kind)
+    return function(name, is_time)
+      local m = state.registry:metric(name, kind, kind == "trend" and is_time and "time" or nil)
+      return { name = name, add = function(_, value, tags)
+        local t = {}
+        local vu = state.current()
+        if vu then t.scenario = vu.scenario end
+        if tags then for k, v in pairs(tags) do t[k] = tostring(v) end end
+        if kind == "rate" then value = value and value ~= 0 end
+        if kind ~= "rate" and type(value) ~= "number" then error(name .. ":add takes a number, got " .. type(value), 2) end
+        state.registry:add(m, value, t)
+      end }
+    end
+  end
+  env.metrics = { counter = custom("counter"), gauge = custom("gauge"), rate = custom("rate"), trend = custom("trend") }
+  return env
+end
+
+-- Loads the script: its environment (with `options`, `setup`, `teardown`) and the iteration
+-- function it returns (or its global `default`).
+local function load_script(path, state)
+  local env = script_env(state)
+  local chunk, err = loadfile(path, "t", env)
+  if not chunk then return nil, err end
+  local ok, ret = xpcall(chunk, function(e) return debug.traceback(errors.describe(e), 2) end)
+  if not ok then return nil, ret end
+  local fn = ret
+  if fn == nil then fn = rawget(env, "default") end
+  return env, fn
+end
+
+local function iso_now()
+  local t = core.wall_time and core.wall_time() or os.time()
+  return os.date("!%Y-%m-%dT%H:%M:%S", math.floor(t)) .. string.format(".%03dZ", math.floor((t % 1) * 1000))
+end
+
+-- The thresholds' verdicts now: each threshold's `passed`, and per metric key whether all of
+-- its passed (for the summary's ✓ and ✗). Returns whether every one passed.
+local function judge(list, registry, elapsed, ps)
+  local all, by_key = true, {}
+  for _, th in ipairs(list) do
+    local f = registry:figures(th.metric, next(th.tags) and th.tags or nil, elapsed, ps)
+    local passed = f and thresholds.judge(th.expression, f)
+    if passed == nil then passed = true end   -- no sample: nothing crossed it
+    th.passed = passed
+    if by_key[th.key] == nil then by_key[th.key] = true end
+    by_key[th.key] = by_key[th.key] and passed
+    all = all and passed
+  end
+  return all, by_key
+end
+
+--- Runs `lunet load` with argv (the words after `load`); returns the exit status.
+function M.main(argv, io_opts)
+  io_opts = io_opts or {}
+  local stdout, stderr = io_opts.stdout or io.stdout, io_opts.stderr or io.stderr
+  local ok, c = pcall(M.parse_args, argv or {})
+  if not ok then
+    if type(c) == "table" and c.usage then stderr:write("lunet load: ", c.usage, "\n"); return 2 end
+    error(c, 0)
+  end
+  if c.help then stdout:write(M.usage, "\n"); return 0 end
+  return M.run(c, stdout, stderr)
+end
+
+-- The script loaded and checked: { env, plan, thresholds, fns, registry, state, current }, or
+-- nil and the exit status (the problem said on stderr).
+local function prepare(c, stderr)
+  local registry = metrics.registry({ interval = c.out ~= nil })
+  local current = {}
+  local state = { registry = registry, checks = new_checks(), checks_metric = registry:metric("checks", "rate"),
+                  current = function() return current[coroutine.running()] end }
+  local env, fn = load_script(c.script, state)
+  if not env then stderr:write("lunet load: ", tostring(fn), "\n"); return nil, 1 end
+  local plan, th_list
+  local ok, err = pcall(function()
+    plan = options.plan(rawget(env, "options"), { vus = c.vus, duration = c.duration, iterations = c.iterations, rate = c.rate })
+    th_list = thresholds.parse(plan.thresholds)
+  end)
+  if not ok then
+    if type(err) == "table" and err.usage then stderr:write("lunet load: ", err.usage, "\n"); return nil, 2 end
+    error(err, 0)
+  end
+  -- Each scenario's function: its exec (a global the script defines), else the returned one.
+  local fns = {}
+  for _, sc in ipairs(plan.scenarios) do
+    local f = sc.exec and rawget(env, sc.exec) or fn
+    if type(f) ~= "function" then
+      stderr:write("lunet load: ", sc.exec and ("scenario '" .. sc.name .. "': exec names '" .. sc.exec .. "', which the script does not define as a function")
+        or "the script must return the function an iteration runs: return function(vu, data) ... end", "\n")
+      return nil, 2
+    end
+    fns[sc.name] = f
+  end
+  return { env = env, plan = plan, thresholds = th_list, fns = fns, registry = registry, state = state, current = current }
+end
+
+-- Runs a function of the script (setup, teardown) in a task with a timeout; its value, or nil
+-- and the error with its traceback.
+local function run_hook(fn, arg, timeout)
+  local t = task.spawn(fn, arg)
+  local ok, value = pcall(function() return t:timeout(timeout):await() end)
+  if ok then return true, value end
+  return false, errors.describe(value) .. (t.traceback and ("\n" .. t.traceback) or "")
+end
+
+-- The ticker: once a second (twice on a terminal) the gauges, the live line, --out json's
+-- interval records and abort_on_fail's thresholds. Returns its task; `live.aborted` says
+-- whether a threshold stopped the run.
+local function start_ticker(run, p, c, out_file, stderr, to_terminal, main, live)
+  local registry, ps = p.registry, summary.percentiles(p.plan.trend_stats)
+  local last_reqs, last_t, last_line = 0, 0, 0
+  return task.spawn(function()
+    while main.state == "pending" do
+      task.sleep(to_terminal and 0.5 or 1)
+      if main.state ~= "pending" then break end
+      run:note_vus()
+      local t = run:elapsed()
+      local f = registry:figures("http_req_duration", nil, t, { 50, 99 }) or { p = {} }
+      local reqs = (registry:figures("http_reqs", nil, t) or { count = 0 }).count
+      local rate = t > last_t and (reqs - last_reqs) / (t - last_t) or 0
+      last_reqs, last_t = reqs, t
+      local line = string.format("%s  vus=%d  req/s=%.0f  p50=%s  p99=%s  errors=%d",
+        summary.duration(t * 1000), run.vus, rate, summary.duration(f.p and f.p[50]), summary.duration(f.p and f.p[99]), run.failure_count)
+      if to_terminal then stderr:write("\r\27[K", line)
+      elseif not c.quiet and t - last_line >= 10 then stderr:write("lunet load: ", line, "\n"); last_line = t end
+      if out_file then
+        for _, rec in ipairs(registry:take_interval(1, { 95, 99 })) do
+          local d = { time = iso_now(), tags = rec.tags, kind = rec.kind }
+          for k, v in pairs(rec.figures) do
+            if k == "p" then for pp, pv in pairs(v) do d[string.format("p(%g)", pp)] = pv end else d[k] = v end
+          end
+          out_file:write(json.encode({ type = "Interval", metric = rec.metric, data = d }), "\n")
+        end
+      end
+      -- abort_on_fail: judged from the second delay_abort_eval allows.
+      for _, th in ipairs(p.thresholds) do
+        if th.abort_on_fail and t >= th.delay_abort_eval and not live.aborted then
+          local ff = registry:figures(th.metric, next(th.tags) and th.tags or nil, t, ps)
+          if ff and thresholds.judge(th.expression, ff) == false then
+            live.aborted = th
+            stderr:write((to_terminal and "\n" or ""), "lunet load: threshold '", th.key, ": ", th.expression.source, "' crossed: stopping (abort_on_fail)\n")
+            run:stop(0)
+          end
+        end
+      end
+    end
+  end)
+end
+
+-- The end of a run: the iterations' first failures, the summary, the outputs; the exit status.
+local function finish(run, p, c, out_file, stdout, stderr, live, elapsed)
+  local registry = p.registry
+  local passed, verdicts = judge(p.thresholds, registry, elapsed, summary.percentiles(p.plan.trend_stats))
+  local view = { registry = registry, elapsed = elapsed, checks = p.state.checks.list, verdicts = verdicts,
+                 trend_stats = p.plan.trend_stats, thresholds = p.thresholds }
+  local failures = {}
+  for _, f in pairs(run.failures) do failures[#failures + 1] = f end
+  table.sort(failures, function(a, b) return a.order < b.order end)
+  for i = 1, math.min(3, #failures) do
+    local f = failures[i]
+    stderr:write(string.format("lunet load: %d iteration%s of %s failed: %s\n", f.count, f.count == 1 and "" or "s", f.scenario, f.traceback or f.message))
+  end
+  stdout:write("\n", summary.text(view), "\n\n")
+  stdout:flush()
+  if out_file then
+    for name, h in pairs(registry:histograms()) do
+      out_file:write(json.encode({ type = "Histogram", metric = name, data = h:encode() }), "\n")
+    end
+    out_file:close()
+  end
+  if c.summary_export then
+    local f, ferr = io.open(c.summary_export, "w")
+    if not f then stderr:write("lunet load: cannot write ", c.summary_export, ": ", tostring(ferr), "\n")
+    else f:write(json.encode(summary.export(view)), "\n"); f:close() end
+  end
+  if live.interrupted then return 130 end
+  if not passed or live.aborted then
+    stderr:write("lunet load: thresholds crossed:")
+    for _, th in ipairs(p.thresholds) do if not th.passed then stderr:write(" ", th.key, " ", th.expression.source, ";") end end
+    stderr:write("\n")
+    return 99
+  end
+  return 0
+end
+
+function M.run(c, stdout, stderr)
+  local p, status = prepare(c, stderr)
+  if not p then return status end
+  local out_file
+  if c.out then
+    local f, ferr = io.open(c.out, "w")
+    if not f then stderr:write("lunet load: cannot write ", c.out, ": ", tostring(ferr), "\n"); return 2 end
+    out_file = f
+  end
+  -- setup: once, its value handed to every iteration.
+  local data
+  if type(rawget(p.env, "setup")) == "function" then
+    local ok, value = run_hook(p.env.setup, nil, p.plan.setup_timeout)
+    if not ok then stderr:write("lunet load: setup failed: ", value, "\n"); return 1 end
+    data = value
+  end
+  local run = runner.new(p.plan, p.fns, p.registry, data)
+  -- The VU of the running coroutine, for check and custom metrics.
+  local iterate, current = run.iterate, p.current
+  run.iterate = function(self, sc, vu, f)
+    local co = coroutine.running()
+    current[co] = vu
+    iterate(self, sc, vu, f)
+    current[co] = nil
+  end
+  local to_terminal = core.isatty(2) and not c.quiet
+  stderr:write(string.format("lunet load: %s, %d scenario%s, up to %s (with graceful stop)\n", c.script, #p.plan.scenarios,
+    #p.plan.scenarios == 1 and "" or "s", summary.duration(options.length(p.plan) * 1000)))
+  local live = { interrupted = false, aborted = nil }
+  core.on_interrupt(function()
+    if live.interrupted then run:stop(0) return end   -- a second Ctrl-C: stop now
+    live.interrupted = true
+    stderr:write("\nlunet load: stopping (Ctrl-C again to stop at once)\n")
+    run:stop(30)
+  end)
+  local main = run:start()
+  local ticker = start_ticker(run, p, c, out_file, stderr, to_terminal, main, live)
+  pcall(main.await, main)
+  pcall(ticker.await, ticker)
+  core.on_interrupt(nil)
+  if to_terminal then stderr:write("\r\27[K") end
+  local elapsed = run:elapsed()
+  run:note_vus()
+  if type(rawget(p.env, "teardown")) == "function" then
+    local ok, value = run_hook(p.env.teardown, data, p.plan.teardown_timeout)
+    if not ok then stderr:write("lunet load: teardown failed: ", value, "\n") end
+  end
+  return finish(run, p, c, out_file, stdout, stderr, live, elapsed)
+end
+
+return M

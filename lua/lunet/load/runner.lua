@@ -1,0 +1,252 @@
+--- `lunet load`'s engine: runs a plan's scenarios with their executors' schedules
+--- (lunet.load.executors), each VU a task of its own on the one loop, and keeps the run's
+--- metrics (lunet.load.metrics). The closed model's VUs loop; the open model starts iterations on
+--- schedule from a pool of VUs and counts an iteration no VU was free for as dropped (never
+--- started late), so latencies have no coordinated omission. Stopping (the end, Ctrl-C, a
+--- threshold that aborts) lets iterations in flight finish within graceful_stop, then cancels them.
+local core = require "lunet.core"
+local task = require "lunet.task"
+local errors = require "lunet.errors"
+local executors = require "lunet.load.executors"
+local vu_module = require "lunet.load.vu"
+local record = require("lunet.load.hdr").record
+
+local M = {}
+
+local now = core.now
+
+local Run = {}
+Run.__index = Run
+
+--- A run of `plan` with iteration functions `fns` ({ [scenario name] = function(vu, data) }).
+function M.new(plan, fns, registry, data)
+  local r = setmetatable({
+    plan = plan, fns = fns, registry = registry, data = data, record = vu_module.recorder(registry),
+    next_id = 0, vus = 0, vus_max = 0, failures = {}, failure_count = 0, stopping = false, started = nil,
+    active = {},   -- scenario name -> its state
+  }, Run)
+  r.m = {
+    iterations = registry:metric("iterations", "counter"),
+    iteration_duration = registry:metric("iteration_duration", "trend", "time"),
+    iteration_failed = registry:metric("iteration_failed", "counter"),
+    dropped = registry:metric("dropped_iterations", "counter"),
+    vus = registry:metric("vus", "gauge"),
+    vus_max = registry:metric("vus_max", "gauge"),
+  }
+  return r
+end
+
+function Run:elapsed() return self.started and now() - self.started or 0 end
+
+-- A new VU of scenario sc.
+function Run:new_vu(sc)
+  self.next_id = self.next_id + 1
+  self.vus_max = self.vus_max + 1
+  return vu_module.new(self.next_id, sc, self.plan.session, self.record)
+end
+
+-- Keeps an iteration's error: counted by message, the first few kept with their traceback.
+function Run:failed(sc, err, traceback)
+  self.failure_count = self.failure_count + 1
+  local message = errors.is(err) and tostring(err) or errors.describe(err)
+  local f = self.failures[message]
+  if not f then
+    f = { message = message, count = 0, traceback = traceback, scenario = sc.name, order = self.failure_count }
+    self.failures[message] = f
+  end
+  f.count = f.count + 1
+  self.registry:add(self.m.iteration_failed, 1, { scenario = sc.name })
+end
+
+-- The traceback of the error being raised, kept by the handler below for iterate (it runs
+-- where the error was raised, and xpcall returns right after it: no other iteration runs in
+-- between). One handler for every iteration: no closure made per iteration.
+local last_traceback
+local function keep_traceback(e)
+  last_traceback = debug.traceback(errors.is(e) and tostring(e) or errors.describe(e), 2)
+  return e
+end
+
+-- One iteration of `vu`: the scenario's function with the setup data; its duration and count,
+-- or its failure. An iteration cancelled at a stop is not counted (k6: interrupted).
+function Run:iterate(sc, vu, fn)
+  local t0 = now()
+  vu.iteration = vu.iteration + 1
+  local ok, err = xpcall(fn, keep_traceback, vu, self.data)
+  local traceback = last_traceback
+  if not ok and errors.is(err) and err.kind == "cancelled" and (sc.state.stopping or self.stopping or vu._wanted == false) then return end
+  local its, dur = sc._iterations, sc._duration
+  if its then
+    its.sum, its.n = its.sum + 1, its.n + 1
+    record(dur, (now() - t0) * 1e6)
+  else
+    self.registry:add(self.m.iterations, 1, sc._tags, sc._key)
+    self.registry:add(self.m.iteration_duration, (now() - t0) * 1000, sc._tags, sc._key)
+  end
+  if not ok then self:failed(sc, err, traceback) end
+end
+
+-- A VU's work as a task, counted in the vus gauge while it runs, however it ends (a task
+-- cancelled at a stop never runs its own code again: the continuation counts it out).
+function Run:spawn_vu(fn, ...)
+  self.vus = self.vus + 1
+  local t = task.spawn(fn, ...)
+  t:continue(function() self.vus = self.vus - 1 end)
+  return t
+end
+
+-- Closed model: VU loops. Each checks before every iteration whether it may start one.
+function Run:run_closed(sc, st, fn)
+  local e = sc.executor
+  local shared_left = sc.iterations
+  local length = executors.length(sc)
+  local tasks = {}
+  local function may_start(vu)
+    if st.stopping or self.stopping then return false end
+    local t = now() - st.t0
+    if t >= length then return false end
+    if e == "shared-iterations" then
+      if shared_left <= 0 then return false end
+      shared_left = shared_left - 1
+      return true
+    elseif e == "per-vu-iterations" then
+      return vu.iteration < sc.iterations
+    elseif e == "ramping-vus" then
+      return vu._wanted
+    end
+    return true
+  end
+  local function loop(vu)
+    while may_start(vu) do self:iterate(sc, vu, fn) end
+  end
+  if e ~= "ramping-vus" then
+    for _ = 1, executors.max_vus(sc) do tasks[#tasks + 1] = self:spawn_vu(loop, self:new_vu(sc)) end
+    return tasks
+  end
+  -- ramping-vus: every 50 ms the first N VUs are wanted, N as the ramp says. A VU no longer
+  -- wanted ends its loop after its iteration, or is cancelled after graceful_ramp_down; one
+  -- wanted again starts a new loop.
+  local vus = {}
+  while not (st.stopping or self.stopping) do
+    local t = now() - st.t0
+    if t >= length then break end
+    local target = executors.vus_at(sc, t)
+    for i = 1, math.max(target, #vus) do
+      local vu = vus[i]
+      if i <= target then
+        if not vu then vu = self:new_vu(sc); vus[i] = vu end
+        vu._wanted, vu._unwanted_since = true, nil
+        if not vu._loop or vu._loop.state ~= "pending" then
+          vu._loop = self:spawn_vu(loop, vu)
+          tasks[#tasks + 1] = vu._loop
+        end
+      elseif vu._wanted then
+        vu._wanted, vu._unwanted_since = false, now()
+      elseif vu._loop and vu._loop.state == "pending" and vu._unwanted_since and now() - vu._unwanted_since >= sc.graceful_ramp_down then
+        vu._loop:cancel("ramped down: still running after graceful_ramp_down")
+      end
+    end
+    task.sleep(0.05)
+  end
+  return tasks
+end
+
+-- Open model: iterations start on schedule from a pool of VUs (pre_allocated_vus, growing to
+-- max_vus); one that finds no VU free is dropped.
+function Run:run_open(sc, st, fn)
+  local idle, allocated = {}, 0
+  local function make()
+    allocated = allocated + 1
+    idle[#idle + 1] = self:new_vu(sc)
+  end
+  for _ = 1, sc.pre_allocated_vus do make() end
+  local tasks, started = {}, 0
+  local function one(vu)
+    self:iterate(sc, vu, fn)
+    idle[#idle + 1] = vu
+  end
+  local length = executors.length(sc)
+  while not (st.stopping or self.stopping) do
+    local t = now() - st.t0
+    local due = executors.due(sc, t)
+    while started < due do
+      started = started + 1
+      if #idle == 0 and allocated < sc.max_vus then make() end
+      local vu = table.remove(idle)
+      if vu then
+        tasks[#tasks + 1] = self:spawn_vu(one, vu)
+      else
+        self.registry:add(self.m.dropped, 1, sc._tags, sc._key)
+      end
+    end
+    if t >= length then break end
+    local next_at = executors.due_time(sc, started + 1)
+    if not next_at then break end
+    task.sleep(math.max(0.0005, math.min(0.25, next_at - (now() - st.t0))))
+  end
+  -- Tasks that settled are forgotten as they go: keep only what may still run.
+  local pending = {}
+  for _, t in ipairs(tasks) do if t.state == "pending" then pending[#pending + 1] = t end end
+  return pending
+end
+
+-- Runs scenario sc from its start_time to its end and graceful stop; resolves when done.
+function Run:run_scenario(sc)
+  local st = { vus = {}, stopping = false }
+  sc.state = st
+  sc._tags = { scenario = sc.name }
+  for k, v in pairs(sc.tags) do sc._tags[k] = tostring(v) end
+  sc._key = require("lunet.load.metrics").tag_key(sc._tags)
+  -- The scenario's iteration sinks, found once (nil with --out json: then through add).
+  sc._iterations = self.registry:sink(self.m.iterations, sc._tags, sc._key)
+  sc._duration = sc._iterations and self.registry:sink(self.m.iteration_duration, sc._tags, sc._key)
+  self.active[sc.name] = st
+  if sc.start_time > 0 then task.sleep(math.max(0, sc.start_time - self:elapsed())) end
+  if self.stopping then return end
+  st.t0 = now()
+  local fn = self.fns[sc.name]
+  local tasks
+  if executors.OPEN[sc.executor] then tasks = self:run_open(sc, st, fn) else tasks = self:run_closed(sc, st, fn) end
+  -- The schedule is over (or a stop came): what still runs has graceful_stop to finish.
+  local waiting = {}
+  for _, t in ipairs(tasks) do if t.state == "pending" then waiting[#waiting + 1] = t end end
+  if #waiting > 0 then
+    local all = task.all(waiting)
+    local deadline = math.max(0, st.t0 + executors.length(sc) + sc.graceful_stop - now())
+    if self.stopping then deadline = math.min(deadline, self.grace or deadline) end
+    local ok = pcall(function() all:timeout(deadline):await() end)
+    if not ok then
+      st.stopping = true
+      for _, t in ipairs(waiting) do if t.state == "pending" then t:cancel("graceful stop: still running after " .. sc.graceful_stop .. " s") end end
+    end
+  end
+  st.stopping = true
+  st.done = true
+end
+
+--- Starts every scenario; a task that settles when all are done.
+function Run:start()
+  self.started = now()
+  local list = {}
+  for _, sc in ipairs(self.plan.scenarios) do
+    list[#list + 1] = task.spawn(function() self:run_scenario(sc) end)
+  end
+  self.main = task.all(list)
+  return self.main
+end
+
+--- Stops the run: no iteration starts any more; those in flight have `grace` seconds (at most
+--- each scenario's graceful_stop), then are cancelled.
+function Run:stop(grace)
+  self.stopping = true
+  self.grace = grace
+  for _, st in pairs(self.active) do st.stopping = st.stopping or false end
+end
+
+--- The VUs running and allocated, into their gauges (the ticker calls it once a second).
+function Run:note_vus()
+  self.registry:add(self.m.vus, self.vus, {})
+  self.registry:add(self.m.vus_max, self.vus_max, {})
+end
+
+return M

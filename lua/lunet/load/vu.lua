@@ -1,0 +1,169 @@
+--- A virtual user of `lunet load`: a table the iteration function gets (`vu.id`, `vu.iteration`,
+--- `vu.scenario`, `vu.session`, `vu.data`) and the session it sends through, which records every
+--- request in the run's metrics as k6 records them: http_reqs, http_req_failed,
+--- http_req_duration and its phases (blocked: DNS; connecting; tls_handshaking; waiting:
+--- sending and the server's time to the first byte; receiving), data_sent and data_received,
+--- tagged by name (the URL unless the request's `tags.name` says), method, status and
+--- scenario, plus the request's own tags.
+local core = require "lunet.core"
+local http = require "lunet.http"
+local tag_key = require("lunet.load.metrics").tag_key
+local record = require("lunet.load.hdr").record
+
+local M = {}
+
+local now = core.now
+local VERBS = { "get", "post", "put", "patch", "delete", "head", "options" }
+
+-- The request's options without `tags` (which lunet.http does not take), and the tags.
+local function split_tags(opts)
+  if opts == nil then return nil, nil end
+  local tags = opts.tags
+  if tags == nil then return opts, nil end
+  if type(tags) ~= "table" then error("option 'tags' must be a table of names and values", 3) end
+  local o = {}
+  for k, v in pairs(opts) do if k ~= "tags" then o[k] = v end end
+  return o, tags
+end
+
+--- The recorder of a run: record(vu, method, url, tags, r, t0) adds one request to
+--- `registry`. Per request it makes one key string and finds the tag set's sinks in one
+--- lookup, then adds to them directly (the sinks of every built-in metric for that set are
+--- found once, when the set is first seen); with --out json (interval sinks) it goes through
+--- registry:add instead.
+function M.recorder(registry)
+  local h = {
+    reqs = registry:metric("http_reqs", "counter"),
+    failed = registry:metric("http_req_failed", "rate"),
+    duration = registry:metric("http_req_duration", "trend", "time"),
+    blocked = registry:metric("http_req_blocked", "trend", "time"),
+    connecting = registry:metric("http_req_connecting", "trend", "time"),
+    tls = registry:metric("http_req_tls_handshaking", "trend", "time"),
+    waiting = registry:metric("http_req_waiting", "trend", "time"),
+    receiving = registry:metric("http_req_receiving", "trend", "time"),
+    sent = registry:metric("data_sent", "counter", "data"),
+    received = registry:metric("data_received", "counter", "data"),
+  }
+  local NAMES = { "reqs", "failed", "duration", "blocked", "connecting", "tls", "waiting", "receiving", "sent", "received" }
+  local sets = {}
+  local add = registry.add
+  local response_load = core.response_load
+  -- The slow path: every sample through registry:add (interval sinks kept too).
+  local function each(set, rkey, failed, total, dns, connect, tls, ready, ttfb, sent, received)
+    add(registry, h.reqs, 1, set, rkey)
+    add(registry, h.failed, failed, set, rkey)
+    add(registry, h.duration, total * 1000, set, rkey)
+    if dns then
+      add(registry, h.blocked, dns * 1000, set, rkey)
+      add(registry, h.connecting, (connect > dns and connect - dns or 0) * 1000, set, rkey)
+      add(registry, h.tls, (tls > connect and tls - connect or 0) * 1000, set, rkey)
+      add(registry, h.waiting, (ttfb > ready and ttfb - ready or 0) * 1000, set, rkey)
+      add(registry, h.receiving, (total > ttfb and total - ttfb or 0) * 1000, set, rkey)
+      add(registry, h.sent, sent, set, rkey)
+      add(registry, h.received, received, set, rkey)
+    end
+  end
+  return function(vu, method, url, tags, r, t0)
+    local status = r and r.status or 0
+    local name = tags and tags.name or url
+    local key = vu._tag_prefix .. method .. "\1" .. status .. "\1" .. name
+    if tags then
+      for k, v in pairs(tags) do
+        if k ~= "name" then key = key .. "\1" .. k .. "\0" .. tostring(v) end
+      end
+    end
+    local entry = sets[key]
+    if not entry then
+      local set = { scenario = vu.scenario, method = method, status = tostring(status), name = name }
+      for k, v in pairs(vu._scenario_tags) do set[k] = tostring(v) end
+      if tags then for k, v in pairs(tags) do set[k] = tostring(v) end end
+      entry = { set = set, key = tag_key(set) }
+      if registry:sink(h.reqs, set, entry.key) then
+        for _, n in ipairs(NAMES) do entry[n] = registry:sink(h[n], set, entry.key) end
+      end
+      sets[key] = entry
+    end
+    local failed = status == 0 or status >= 400
+    local total, dns, connect, tls, ttfb, sent, received
+    if r then total, dns, connect, tls, ttfb, sent, received = response_load(r._raw) else total = now() - t0 end
+    local ready = r and (tls > 0 and tls or connect)
+    local reqs = entry.reqs
+    if not reqs then return each(entry.set, entry.key, failed, total, dns, connect, tls, ready, ttfb, sent, received) end
+    reqs.sum, reqs.n = reqs.sum + 1, reqs.n + 1
+    local f = entry.failed
+    f.total = f.total + 1
+    if failed then f.trues = f.trues + 1 end
+    record(entry.duration, total * 1e6)
+    if r then
+      record(entry.blocked, dns * 1e6)
+      record(entry.connecting, connect > dns and (connect - dns) * 1e6 or 0)
+      record(entry.tls, tls > connect and (tls - connect) * 1e6 or 0)
+      record(entry.waiting, ttfb > ready and (ttfb - ready) * 1e6 or 0)
+      record(entry.receiving, total > ttfb and (total - ttfb) * 1e6 or 0)
+      local s = entry.sent
+      s.sum, s.n = s.sum + sent, s.n + 1
+      s = entry.received
+      s.sum, s.n = s.sum + received, s.n + 1
+    end
+  end
+end
+
+local Session = {}
+
+-- The session's methods that send: each records its request, then returns (or raises) what
+-- lunet.http's did. A request that raised is recorded with status 0 and raised again.
+for _, verb in ipairs(VERBS) do
+  local METHOD = verb:upper()
+  Session[verb] = function(self, url, opts)
+    local o, tags = split_tags(opts)
+    local t0 = now()
+    local real = self._real
+    local ok, r = pcall(real[verb], real, url, o)
+    self._record(self._vu, METHOD, url, tags, ok and r or nil, t0)
+    if not ok then error(r, 0) end
+    return r
+  end
+  Session[verb .. "_async"] = function(self, url, opts)
+    local o, tags = split_tags(opts)
+    local t0 = now()
+    local real, vu, record = self._real, self._vu, self._record
+    local t = real[verb .. "_async"](real, url, o)
+    t:continue(function(done) record(vu, METHOD, url, tags, done.state == "done" and done.result or nil, t0) end)
+    return t
+  end
+end
+
+function Session:request(opts)
+  if type(opts) ~= "table" then error("request takes an options table", 2) end
+  local o, tags = split_tags(opts)
+  local t0 = now()
+  local ok, r = pcall(self._real.request, self._real, o)
+  self._record(self._vu, string.upper(opts.method or "GET"), opts.url or "", tags, ok and r or nil, t0)
+  if not ok then error(r, 0) end
+  return r
+end
+
+-- Anything else of the session (headers, base_url, download, websocket, ...) is the real one's;
+-- its methods are called on the real session.
+Session.__index = function(self, k)
+  local m = Session[k]
+  if m ~= nil then return m end
+  local v = self._real[k]
+  if type(v) == "function" then
+    local real = self._real
+    return function(_, ...) return v(real, ...) end
+  end
+  return v
+end
+
+--- A VU: its own session (cookies, connections) made from the run's session options.
+function M.new(id, scenario, session_options, record)
+  local vu = { id = id, iteration = 0, scenario = scenario.name, _scenario_tags = scenario.tags,
+               _tag_prefix = scenario.name .. "\1" }
+  local opts = {}
+  for k, v in pairs(session_options) do opts[k] = v end
+  vu.session = setmetatable({ _real = http.session(opts), _vu = vu, _record = record }, Session)
+  return vu
+end
+
+return M
