@@ -15,7 +15,8 @@ local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 local function read_json(path) return json.decode((assert(h.read_file(path), path))) end
 
 test("the summary export has k6's shape: fields, thresholds (true: crossed), checks", function()
-  local url = NGINX .. "/bench13.txt"
+  local url = NGINX .. "/small.txt"
+  eq(http.get(url).status, 200, "the test servers serve " .. url)
   local js = h.temp_file(string.format([[
 import http from 'k6/http';
 import { check } from 'k6';

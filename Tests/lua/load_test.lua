@@ -30,7 +30,7 @@ local function count(export, name) return export and export.metrics[name] and ex
 test("constant-vus: VUs loop for the duration; iterations, VUs and the summary", function()
   local code, out, err, ex = load([[
 options = { scenarios = { s = { executor = "constant-vus", vus = 3, duration = "1s" } } }
-return function(vu) vu.session:get(NGINX .. "/bench13.txt"); sleep(0.1) end]])
+return function(vu) vu.session:get(NGINX .. "/small.txt"); sleep(0.1) end]])
   eq(code, 0, err .. out)
   local n = count(ex, "iterations")
   truthy(n >= 24 and n <= 33, "3 VUs x ~10 iterations of 0.1 s in 1 s: " .. tostring(n))
@@ -76,7 +76,7 @@ end)
 test("constant-arrival-rate: the rate is kept; none dropped while VUs are free", function()
   local code, out, err, ex = load([[
 options = { scenarios = { a = { executor = "constant-arrival-rate", rate = 50, time_unit = "1s", duration = "1s", pre_allocated_vus = 5 } } }
-return function(vu) vu.session:get(NGINX .. "/bench13.txt"); sleep(0.01) end]])
+return function(vu) vu.session:get(NGINX .. "/small.txt"); sleep(0.01) end]])
   eq(code, 0, err .. out)
   eq(count(ex, "iterations"), 50, "50 a second for a second")
   eq(count(ex, "dropped_iterations") or 0, 0, "none dropped (the metric has no sample)")
@@ -96,7 +96,7 @@ end)
 test("setup's value reaches every iteration and teardown; checks are counted and listed", function()
   local code, out, err, ex = load([[
 options = { iterations = 6, vus = 2 }
-function setup() return { token = http.get(NGINX .. "/bench13.txt").body } end
+function setup() return { token = http.get(NGINX .. "/small.txt").body } end
 function teardown(data) io.stderr:write("teardown saw ", data.token) end
 return function(vu, data)
   check(data, { ["token is there"] = function(d) return d.token ~= nil end,
@@ -124,7 +124,8 @@ test("thresholds: a crossed one exits 99 and is marked; the export says it faile
 options = { iterations = 20, vus = 2, thresholds = {
   http_req_duration = { "p(95) < 10000" }, http_req_failed = { "rate > 0.5" },
   ["http_req_duration{name:small}"] = { "max < 10000" } } }
-return function(vu) vu.session:get(NGINX .. "/bench13.txt", { tags = { name = "small" } }) end]])
+return function(vu) vu.session:get(NGINX .. "/small.txt", { tags = { name = "small" } }) end]])
+  eq(ex.metrics.http_req_failed.value, 0, "every request served (the failed rate is what crosses)")
   eq(code, 99, err .. out)
   truthy(out:find("✓ http_req_duration", 1, true) and out:find("✗ http_req_failed", 1, true), out)
   truthy(out:find("{ name:small }", 1, true), "the sub-metric line:\n" .. out)
@@ -149,7 +150,7 @@ test("--out json: a record a second per metric and tag set, then each histogram;
   local file = h.tmpname()
   local code, out, err, ex = load([[
 options = { vus = 9, iterations = 1000 }
-return function(vu) vu.session:get(NGINX .. "/bench13.txt"); sleep(0.05) end]], "--vus 2 --duration 1.5s --out json=" .. q(file))
+return function(vu) vu.session:get(NGINX .. "/small.txt"); sleep(0.05) end]], "--vus 2 --duration 1.5s --out json=" .. q(file))
   eq(code, 0, err .. out)
   eq(ex.metrics.vus_max.value, 2, "--vus and --duration replaced the script's")
   local intervals, histogram = 0, nil
@@ -187,7 +188,7 @@ end)
 test("Ctrl-C stops gracefully: the summary so far, exit 130", function()
   local script = h.temp_file(string.format([[
 options = { vus = 2, duration = "60s" }
-return function(vu) vu.session:get(%q); sleep(0.05) end]], NGINX .. "/bench13.txt"), ".lua")
+return function(vu) vu.session:get(%q); sleep(0.05) end]], NGINX .. "/small.txt"), ".lua")
   local out_file, pid_file = h.tmpname(), h.tmpname()
   local t0 = os.time()
   local code = h.run("( " .. q(LUNET) .. " load " .. q(script) .. " --quiet > " .. q(out_file) .. " 2>&1 & echo $! > " .. q(pid_file) ..
