@@ -270,4 +270,12 @@ test("options: a plan's length is its last scenario's start, run and graceful st
   eq(options.length(options.plan(nil, { rate = 5, duration = "1s" })), 31, "a rate shortcut")
 end)
 
+test("summary.bytes: a rate under 1 kB/s is seldom whole (it once raised), larger ones in SI units", function()
+  local summary = require "lunet.load.summary"
+  eq(summary.bytes(212.25), "212 B", "a fraction of a byte a second")
+  eq(summary.bytes(13), "13 B", "whole bytes")
+  eq(summary.bytes(1500), "1.5 kB", "kB")
+  eq(summary.bytes(2000000), "2 MB", "MB, no .0")
+end)
+
 h.done()

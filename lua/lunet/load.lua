@@ -217,6 +217,20 @@ local function run_hook(fn, arg, timeout)
   return false, errors.describe(value) .. (t.traceback and ("\n" .. t.traceback) or "")
 end
 
+-- --out json's interval records: each metric's figures since the last ones (`out.since`, run
+-- seconds) up to `t`; the ticker writes them once a second, the end of the run the rest.
+local function write_intervals(registry, out, t)
+  local seconds = math.max(t - out.since, 1e-3)
+  out.since = t
+  for _, rec in ipairs(registry:take_interval(seconds, { 95, 99 })) do
+    local d = { time = iso_now(), tags = rec.tags, kind = rec.kind }
+    for k, v in pairs(rec.figures) do
+      if k == "p" then for pp, pv in pairs(v) do d[string.format("p(%g)", pp)] = pv end else d[k] = v end
+    end
+    out.file:write(json.encode({ type = "Interval", metric = rec.metric, data = d }), "\n")
+  end
+end
+
 -- The ticker: once a second (twice on a terminal) the gauges, the live line, --out json's
 -- interval records and abort_on_fail's thresholds. Returns its task; `live.aborted` says
 -- whether a threshold stopped the run.
@@ -237,15 +251,7 @@ local function start_ticker(run, p, c, out_file, stderr, to_terminal, main, live
         summary.duration(t * 1000), run.vus, rate, summary.duration(f.p and f.p[50]), summary.duration(f.p and f.p[99]), run.failure_count)
       if to_terminal then stderr:write("\r\27[K", line)
       elseif not c.quiet and t - last_line >= 10 then stderr:write("lunet load: ", line, "\n"); last_line = t end
-      if out_file then
-        for _, rec in ipairs(registry:take_interval(1, { 95, 99 })) do
-          local d = { time = iso_now(), tags = rec.tags, kind = rec.kind }
-          for k, v in pairs(rec.figures) do
-            if k == "p" then for pp, pv in pairs(v) do d[string.format("p(%g)", pp)] = pv end else d[k] = v end
-          end
-          out_file:write(json.encode({ type = "Interval", metric = rec.metric, data = d }), "\n")
-        end
-      end
+      if out_file and t - out_file.since >= 1 then write_intervals(registry, out_file, t) end
       -- abort_on_fail: judged from the second delay_abort_eval allows.
       for _, th in ipairs(p.thresholds) do
         if th.abort_on_fail and t >= th.delay_abort_eval and not live.aborted then
@@ -261,6 +267,22 @@ local function start_ticker(run, p, c, out_file, stderr, to_terminal, main, live
   end)
 end
 
+local function terminal_safe(s) return require("lunet.terminal_safe").text(s) end
+
+-- FILE with TEXT, written beside it and renamed into place: a full disk or a kill leaves the
+-- old file or none, never half an export.
+local function write_whole(path, text)
+  local temp = string.format("%s.lunet-%d.tmp", path, math.random(1, 1e9))
+  local f, err = io.open(temp, "wb")
+  if not f then return false, err end
+  local ok, werr = f:write(text)
+  local closed, cerr = f:close()
+  if not (ok and closed) then os.remove(temp) return false, werr or cerr end
+  local renamed, rerr = os.rename(temp, path)
+  if not renamed then os.remove(temp) return false, rerr end
+  return true
+end
+
 -- The end of a run: the iterations' first failures, the summary, the outputs; the exit status.
 local function finish(run, p, c, out_file, stdout, stderr, live, elapsed)
   local registry = p.registry
@@ -270,22 +292,25 @@ local function finish(run, p, c, out_file, stdout, stderr, live, elapsed)
   local failures = {}
   for _, f in pairs(run.failures) do failures[#failures + 1] = f end
   table.sort(failures, function(a, b) return a.order < b.order end)
+  -- What a server sent can be in an error message or a check's name: escaped on a terminal.
+  local err_text = core.isatty(2) and terminal_safe or function(s) return s end
+  local out_text = core.isatty(1) and terminal_safe or function(s) return s end
   for i = 1, math.min(3, #failures) do
     local f = failures[i]
-    stderr:write(string.format("lunet load: %d iteration%s of %s failed: %s\n", f.count, f.count == 1 and "" or "s", f.scenario, f.traceback or f.message))
+    stderr:write(string.format("lunet load: %d iteration%s of %s failed: %s\n", f.count, f.count == 1 and "" or "s", f.scenario, err_text(f.traceback or f.message)))
   end
-  stdout:write("\n", summary.text(view), "\n\n")
+  stdout:write("\n", out_text(summary.text(view)), "\n\n")
   stdout:flush()
   if out_file then
+    write_intervals(registry, out_file, elapsed)
     for name, h in pairs(registry:histograms()) do
-      out_file:write(json.encode({ type = "Histogram", metric = name, data = h:encode() }), "\n")
+      out_file.file:write(json.encode({ type = "Histogram", metric = name, data = h:encode() }), "\n")
     end
-    out_file:close()
+    out_file.file:close()
   end
   if c.summary_export then
-    local f, ferr = io.open(c.summary_export, "w")
-    if not f then stderr:write("lunet load: cannot write ", c.summary_export, ": ", tostring(ferr), "\n")
-    else f:write(json.encode(summary.export(view)), "\n"); f:close() end
+    local ok, werr = write_whole(c.summary_export, json.encode(summary.export(view)) .. "\n")
+    if not ok then stderr:write("lunet load: cannot write ", c.summary_export, ": ", tostring(werr), "\n") end
   end
   if live.interrupted then return 130 end
   if not passed or live.aborted then
@@ -304,7 +329,7 @@ function M.run(c, stdout, stderr)
   if c.out then
     local f, ferr = io.open(c.out, "w")
     if not f then stderr:write("lunet load: cannot write ", c.out, ": ", tostring(ferr), "\n"); return 2 end
-    out_file = f
+    out_file = { file = f, since = 0 }
   end
   -- setup: once, its value handed to every iteration.
   local data

@@ -18,7 +18,7 @@ end
 
 --- Bytes as k6 prints them (SI: kB, MB, GB).
 function M.bytes(n)
-  if n < 1000 then return string.format("%d B", n) end
+  if n < 1000 then return string.format("%.0f B", n) end   -- a rate is seldom whole: 212.5 B/s
   local units = { "kB", "MB", "GB", "TB" }
   local i, v = 0, n
   repeat v = v / 1000; i = i + 1 until v < 1000 or i == #units

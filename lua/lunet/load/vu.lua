@@ -9,11 +9,18 @@ local core = require "lunet.core"
 local http = require "lunet.http"
 local tag_key = require("lunet.load.metrics").tag_key
 local record = require("lunet.load.hdr").record
+local mask_url = require("lunet.secrets").mask_url
 
 local M = {}
 
 local now = core.now
 local VERBS = { "get", "post", "put", "patch", "delete", "head", "options" }
+
+--- Tag sets a run keeps apart. Each costs ten sinks (seven histograms): a script that puts an
+--- id in every URL would otherwise grow without bound. At WARN_SETS the run says once how to
+--- group them (tags.name, as k6 says); past MAX_SETS a request of a new tag set is recorded
+--- under the name OTHER_NAME.
+M.WARN_SETS, M.MAX_SETS, M.OTHER_NAME = 1000, 10000, "(other names)"
 
 -- The request's options without `tags` (which lunet.http does not take), and the tags.
 local function split_tags(opts)
@@ -45,7 +52,7 @@ function M.recorder(registry)
     received = registry:metric("data_received", "counter", "data"),
   }
   local NAMES = { "reqs", "failed", "duration", "blocked", "connecting", "tls", "waiting", "receiving", "sent", "received" }
-  local sets = {}
+  local sets, set_count = {}, 0
   local add = registry.add
   local response_load = core.response_load
   -- The slow path: every sample through registry:add (interval sinks kept too).
@@ -73,7 +80,19 @@ function M.recorder(registry)
       end
     end
     local entry = sets[key]
+    if not entry and set_count >= M.MAX_SETS then
+      name, tags = M.OTHER_NAME, nil
+      key = vu._tag_prefix .. method .. "\1" .. status .. "\1" .. name
+      entry = sets[key]
+    end
     if not entry then
+      set_count = set_count + 1
+      if set_count == M.WARN_SETS then
+        io.stderr:write(string.format("lunet load: requests in %d tag sets (URLs, names, statuses) so far: give URLs " ..
+          "with ids one name (tags = { name = ... }); past %d, new ones are recorded as %q\n", M.WARN_SETS, M.MAX_SETS, M.OTHER_NAME))
+      end
+      -- A URL as a name keeps no password and no secret query value (the summary, the exports).
+      if not (tags and tags.name) and name ~= M.OTHER_NAME then name = mask_url(name) end
       local set = { scenario = vu.scenario, method = method, status = tostring(status), name = name }
       for k, v in pairs(vu._scenario_tags) do set[k] = tostring(v) end
       if tags then for k, v in pairs(tags) do set[k] = tostring(v) end end
