@@ -33,13 +33,10 @@ local function split_tags(opts)
   return o, tags
 end
 
---- The recorder of a run: record(vu, method, url, tags, r, t0) adds one request to
---- `registry`. Per request it makes one key string and finds the tag set's sinks in one
---- lookup, then adds to them directly (the sinks of every built-in metric for that set are
---- found once, when the set is first seen); with --out json (interval sinks) it goes through
---- registry:add instead.
-function M.recorder(registry)
-  local h = {
+-- The built-in request metrics of `registry`, by short name.
+local NAMES = { "reqs", "failed", "duration", "blocked", "connecting", "tls", "waiting", "receiving", "sent", "received" }
+local function request_metrics(registry)
+  return {
     reqs = registry:metric("http_reqs", "counter"),
     failed = registry:metric("http_req_failed", "rate"),
     duration = registry:metric("http_req_duration", "trend", "time"),
@@ -51,25 +48,49 @@ function M.recorder(registry)
     sent = registry:metric("data_sent", "counter", "data"),
     received = registry:metric("data_received", "counter", "data"),
   }
-  local NAMES = { "reqs", "failed", "duration", "blocked", "connecting", "tls", "waiting", "receiving", "sent", "received" }
-  local sets, set_count = {}, 0
+end
+
+-- The slow path: every sample through registry:add (interval sinks kept too).
+local function add_each(registry, h, set, rkey, failed, total, dns, connect, tls, ready, ttfb, sent, received)
   local add = registry.add
-  local response_load = core.response_load
-  -- The slow path: every sample through registry:add (interval sinks kept too).
-  local function each(set, rkey, failed, total, dns, connect, tls, ready, ttfb, sent, received)
-    add(registry, h.reqs, 1, set, rkey)
-    add(registry, h.failed, failed, set, rkey)
-    add(registry, h.duration, total * 1000, set, rkey)
-    if dns then
-      add(registry, h.blocked, dns * 1000, set, rkey)
-      add(registry, h.connecting, (connect > dns and connect - dns or 0) * 1000, set, rkey)
-      add(registry, h.tls, (tls > connect and tls - connect or 0) * 1000, set, rkey)
-      add(registry, h.waiting, (ttfb > ready and ttfb - ready or 0) * 1000, set, rkey)
-      add(registry, h.receiving, (total > ttfb and total - ttfb or 0) * 1000, set, rkey)
-      add(registry, h.sent, sent, set, rkey)
-      add(registry, h.received, received, set, rkey)
-    end
+  add(registry, h.reqs, 1, set, rkey)
+  add(registry, h.failed, failed, set, rkey)
+  add(registry, h.duration, total * 1000, set, rkey)
+  if dns then
+    add(registry, h.blocked, dns * 1000, set, rkey)
+    add(registry, h.connecting, (connect > dns and connect - dns or 0) * 1000, set, rkey)
+    add(registry, h.tls, (tls > connect and tls - connect or 0) * 1000, set, rkey)
+    add(registry, h.waiting, (ttfb > ready and ttfb - ready or 0) * 1000, set, rkey)
+    add(registry, h.receiving, (total > ttfb and total - ttfb or 0) * 1000, set, rkey)
+    add(registry, h.sent, sent, set, rkey)
+    add(registry, h.received, received, set, rkey)
   end
+end
+
+-- A tag set seen for the first time: its tags, its key, and (without interval sinks) the sink
+-- of each built-in metric, found once.
+local function new_entry(registry, h, vu, method, status, name, tags)
+  -- A URL as a name keeps no password and no secret query value (the summary, the exports).
+  if not (tags and tags.name) and name ~= M.OTHER_NAME then name = mask_url(name) end
+  local set = { scenario = vu.scenario, method = method, status = tostring(status), name = name }
+  for k, v in pairs(vu._scenario_tags) do set[k] = tostring(v) end
+  if tags then for k, v in pairs(tags) do set[k] = tostring(v) end end
+  local entry = { set = set, key = tag_key(set) }
+  if registry:sink(h.reqs, set, entry.key) then
+    for _, n in ipairs(NAMES) do entry[n] = registry:sink(h[n], set, entry.key) end
+  end
+  return entry
+end
+
+--- The recorder of a run: record(vu, method, url, tags, r, t0) adds one request to
+--- `registry`. Per request it makes one key string and finds the tag set's sinks in one
+--- lookup, then adds to them directly (the sinks of every built-in metric for that set are
+--- found once, when the set is first seen); with --out json (interval sinks) it goes through
+--- registry:add instead.
+function M.recorder(registry)
+  local h = request_metrics(registry)
+  local sets, set_count = {}, 0
+  local response_load = core.response_load
   return function(vu, method, url, tags, r, t0)
     local status = r and r.status or 0
     local name = tags and tags.name or url
@@ -91,15 +112,7 @@ function M.recorder(registry)
         io.stderr:write(string.format("lunet load: requests in %d tag sets (URLs, names, statuses) so far: give URLs " ..
           "with ids one name (tags = { name = ... }); past %d, new ones are recorded as %q\n", M.WARN_SETS, M.MAX_SETS, M.OTHER_NAME))
       end
-      -- A URL as a name keeps no password and no secret query value (the summary, the exports).
-      if not (tags and tags.name) and name ~= M.OTHER_NAME then name = mask_url(name) end
-      local set = { scenario = vu.scenario, method = method, status = tostring(status), name = name }
-      for k, v in pairs(vu._scenario_tags) do set[k] = tostring(v) end
-      if tags then for k, v in pairs(tags) do set[k] = tostring(v) end end
-      entry = { set = set, key = tag_key(set) }
-      if registry:sink(h.reqs, set, entry.key) then
-        for _, n in ipairs(NAMES) do entry[n] = registry:sink(h[n], set, entry.key) end
-      end
+      entry = new_entry(registry, h, vu, method, status, name, tags)
       sets[key] = entry
     end
     local failed = status == 0 or status >= 400
@@ -107,7 +120,7 @@ function M.recorder(registry)
     if r then total, dns, connect, tls, ttfb, sent, received = response_load(r._raw) else total = now() - t0 end
     local ready = r and (tls > 0 and tls or connect)
     local reqs = entry.reqs
-    if not reqs then return each(entry.set, entry.key, failed, total, dns, connect, tls, ready, ttfb, sent, received) end
+    if not reqs then return add_each(registry, h, entry.set, entry.key, failed, total, dns, connect, tls, ready, ttfb, sent, received) end
     reqs.sum, reqs.n = reqs.sum + 1, reqs.n + 1
     local f = entry.failed
     f.total = f.total + 1
