@@ -89,7 +89,7 @@ return function(vu) vu.session:get(%q) end]], NGINX .. "/small.txt"), ".lua")
   eq(h.read_file(export), "old\n", "the old export, whole")
   -- Killed by SIGXFSZ, or told EFBIG where that signal is ignored: then it says so.
   local said = h.read_file(err) or ""
-  truthy(said == "" or said:find("cannot write " .. export, 1, true), "the failure is named:\n" .. said)
+  truthy(said == "" or said:find("cannot write the summary export " .. export, 1, true), "the failure is named:\n" .. said)
   os.execute("rm -f " .. q(export) .. ".lunet-*.tmp")
 end)
 

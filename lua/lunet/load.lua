@@ -14,69 +14,16 @@ local thresholds = require "lunet.load.thresholds"
 local metrics = require "lunet.load.metrics"
 local summary = require "lunet.load.summary"
 local runner = require "lunet.load.runner"
+local shard = require "lunet.load.shard"
+local series_module = require "lunet.load.series"
+local outputs = require "lunet.load.outputs"
+local result = require "lunet.load.result"
+local report_model = require "lunet.load.report_model"
 
 local M = {}
 
-M.usage = [[
-usage: lunet load SCRIPT.lua [options]
-  --vus N, -u N            virtual users (with --duration: constant-vus; with --iterations: shared)
-  --duration D, -d D       how long (30s, 1m30s, 500ms): replaces the script's scenarios
-  --iterations N, -i N     iterations in all, shared by the VUs
-  --rate R                 iterations per second (constant-arrival-rate; needs --duration)
-  --out json=FILE          one JSON record per second per metric and tag set, then each histogram
-  --summary-export FILE    the summary as k6's --summary-export writes it
-  --quiet, -q              no live line (the summary still prints)
-  --help                   this text
-Exit status: 0; 99 when a threshold failed; 2 usage error; 1 the script raised; 130 Ctrl-C.]]
-
-local function usage_error(message) error({ usage = message }, 0) end
-
---- The command line: { script, vus, duration, iterations, rate, out, summary_export, quiet, help }.
-function M.parse_args(argv)
-  local c = {}
-  local takes = { ["--vus"] = "vus", ["-u"] = "vus", ["--duration"] = "duration", ["-d"] = "duration",
-                  ["--iterations"] = "iterations", ["-i"] = "iterations", ["--rate"] = "rate",
-                  ["--out"] = "out", ["-o"] = "out", ["--summary-export"] = "summary_export" }
-  local i = 1
-  while i <= #argv do
-    local a = argv[i]
-    local name, inline = a:match("^(%-%-[%w-]+)=(.*)$")
-    name = name or a
-    if a == "--help" or a == "-h" then c.help = true
-    elseif a == "--quiet" or a == "-q" then c.quiet = true
-    elseif takes[name] then
-      local v = inline
-      if v == nil then
-        i = i + 1
-        v = argv[i]
-        if v == nil then usage_error(name .. " needs a value") end
-      end
-      c[takes[name]] = v
-    elseif a:sub(1, 1) == "-" and a ~= "-" then
-      local near = require("lunet.suggest").closest(name, { "--vus", "--duration", "--iterations", "--rate", "--out", "--summary-export", "--quiet", "--help" })
-      usage_error("unknown option '" .. a .. "'" .. (near and ("; did you mean '" .. near .. "'?") or "") .. " (lunet load --help)")
-    elseif c.script then usage_error("one script only: '" .. c.script .. "' and '" .. a .. "'")
-    else c.script = a end
-    i = i + 1
-  end
-  for _, k in ipairs({ "vus", "iterations" }) do
-    if c[k] and not (tonumber(c[k]) and tonumber(c[k]) >= 1 and math.floor(tonumber(c[k])) == tonumber(c[k])) then
-      usage_error("--" .. k .. " takes a whole number of at least 1, got '" .. c[k] .. "'")
-    end
-  end
-  if c.rate and not (tonumber(c.rate) and tonumber(c.rate) > 0) then usage_error("--rate takes a number of iterations per second, got '" .. c.rate .. "'") end
-  if c.duration then
-    local _, err = options.duration(c.duration, "--duration")
-    if err then usage_error(err) end
-  end
-  if c.out then
-    local kind, file = c.out:match("^(%w+)=(.+)$")
-    if kind ~= "json" then usage_error("--out takes json=FILE, got '" .. c.out .. "'") end
-    c.out = file
-  end
-  if not c.script and not c.help then usage_error("which script? lunet load SCRIPT.lua") end
-  return c
-end
+local args = require "lunet.load.args"
+M.usage, M.parse_args = args.usage, args.parse
 
 -- The checks of the run, as the summary lists them: by name, in the order first seen.
 local function new_checks() return { list = {}, by_name = {} } end
@@ -133,7 +80,12 @@ end
 -- function it returns (or its global `default`).
 local function load_script(path, state)
   local env = script_env(state)
-  local chunk, err = loadfile(path, "t", env)
+  local f, ferr = io.open(path, "rb")
+  if not f then return nil, ferr end
+  local text = f:read("a")
+  f:close()
+  state.script_text = text
+  local chunk, err = load(text, "@" .. path, "t", env)
   if not chunk then return nil, err end
   local ok, ret = xpcall(chunk, function(e) return debug.traceback(errors.describe(e), 2) end)
   if not ok then return nil, ret end
@@ -147,27 +99,19 @@ local function iso_now()
   return os.date("!%Y-%m-%dT%H:%M:%S", math.floor(t)) .. string.format(".%03dZ", math.floor((t % 1) * 1000))
 end
 
--- The thresholds' verdicts now: each threshold's `passed`, and per metric key whether all of
--- its passed (for the summary's ✓ and ✗). Returns whether every one passed.
-local function judge(list, registry, elapsed, ps)
-  local all, by_key = true, {}
-  for _, th in ipairs(list) do
-    local f = registry:figures(th.metric, next(th.tags) and th.tags or nil, elapsed, ps)
-    local passed = f and thresholds.judge(th.expression, f)
-    if passed == nil then passed = true end   -- no sample: nothing crossed it
-    th.passed = passed
-    if by_key[th.key] == nil then by_key[th.key] = true end
-    by_key[th.key] = by_key[th.key] and passed
-    all = all and passed
-  end
-  return all, by_key
-end
+local judge = thresholds.judge_all
 
 --- Runs `lunet load` with argv (the words after `load`); returns the exit status.
+local SUBCOMMANDS = { merge = "lunet.load.merge", k8s = "lunet.load.k8s", collect = "lunet.load.collect" }
+
 function M.main(argv, io_opts)
   io_opts = io_opts or {}
+  argv = argv or {}
   local stdout, stderr = io_opts.stdout or io.stdout, io_opts.stderr or io.stderr
-  local ok, c = pcall(M.parse_args, argv or {})
+  if SUBCOMMANDS[argv[1]] then
+    return require(SUBCOMMANDS[argv[1]]).main(table.move(argv, 2, #argv, 1, {}), stdout, stderr)
+  end
+  local ok, c = pcall(M.parse_args, argv)
   if not ok then
     if type(c) == "table" and c.usage then stderr:write("lunet load: ", c.usage, "\n"); return 2 end
     error(c, 0)
@@ -190,6 +134,7 @@ local function prepare(c, stderr)
     plan = options.plan(rawget(env, "options"), { vus = c.vus, duration = c.duration, iterations = c.iterations, rate = c.rate })
     th_list = thresholds.parse(plan.thresholds)
   end)
+  if ok and c.shard_count then shard.apply(plan, c.shard_index, c.shard_count) end
   if not ok then
     if type(err) == "table" and err.usage then stderr:write("lunet load: ", err.usage, "\n"); return nil, 2 end
     error(err, 0)
@@ -205,7 +150,8 @@ local function prepare(c, stderr)
     end
     fns[sc.name] = f
   end
-  return { env = env, plan = plan, thresholds = th_list, fns = fns, registry = registry, state = state, current = current }
+  return { env = env, plan = plan, thresholds = th_list, fns = fns, registry = registry, state = state, current = current,
+           test = shard.identity(state.script_text, plan, c.shard_count or 1) }
 end
 
 -- Runs a function of the script (setup, teardown) in a task with a timeout; its value, or nil
@@ -267,24 +213,9 @@ local function start_ticker(run, p, c, out_file, stderr, to_terminal, main, live
   end)
 end
 
-local function terminal_safe(s) return require("lunet.terminal_safe").text(s) end
-
--- FILE with TEXT, written beside it and renamed into place: a full disk or a kill leaves the
--- old file or none, never half an export.
-local function write_whole(path, text)
-  local temp = string.format("%s.lunet-%d.tmp", path, math.random(1, 1e9))
-  local f, err = io.open(temp, "wb")
-  if not f then return false, err end
-  local ok, werr = f:write(text)
-  local closed, cerr = f:close()
-  if not (ok and closed) then os.remove(temp) return false, werr or cerr end
-  local renamed, rerr = os.rename(temp, path)
-  if not renamed then os.remove(temp) return false, rerr end
-  return true
-end
-
--- The end of a run: the iterations' first failures, the summary, the outputs; the exit status.
-local function finish(run, p, c, out_file, stdout, stderr, live, elapsed)
+-- The end of a run: the iterations' first failures, the summary, the outputs and the result
+-- record (--out json's last line, --result-line); the exit status.
+local function finish(run, p, c, out_file, stdout, stderr, live, elapsed, clock)
   local registry = p.registry
   local passed, verdicts = judge(p.thresholds, registry, elapsed, summary.percentiles(p.plan.trend_stats))
   local view = { registry = registry, elapsed = elapsed, checks = p.state.checks.list, verdicts = verdicts,
@@ -292,26 +223,31 @@ local function finish(run, p, c, out_file, stdout, stderr, live, elapsed)
   local failures = {}
   for _, f in pairs(run.failures) do failures[#failures + 1] = f end
   table.sort(failures, function(a, b) return a.order < b.order end)
-  -- What a server sent can be in an error message or a check's name: escaped on a terminal.
-  local err_text = core.isatty(2) and terminal_safe or function(s) return s end
-  local out_text = core.isatty(1) and terminal_safe or function(s) return s end
-  for i = 1, math.min(3, #failures) do
-    local f = failures[i]
-    stderr:write(string.format("lunet load: %d iteration%s of %s failed: %s\n", f.count, f.count == 1 and "" or "s", f.scenario, err_text(f.traceback or f.message)))
+  local record
+  if out_file or c.result_line then
+    record = result.build({ test = p.test, script = c.script:match("[^/]*$"), plan = p.plan, registry = registry,
+      shard = { index = c.shard_index or 0, count = c.shard_count or 1 }, started = clock.wall0, elapsed = elapsed,
+      interrupted = live.interrupted, aborted = live.aborted ~= nil, checks = p.state.checks.list,
+      failures = run.failures, series = run.series and series_module.encode(run.series) })
   end
-  stdout:write("\n", out_text(summary.text(view)), "\n\n")
-  stdout:flush()
   if out_file then
     write_intervals(registry, out_file, elapsed)
     for name, h in pairs(registry:histograms()) do
       out_file.file:write(json.encode({ type = "Histogram", metric = name, data = h:encode() }), "\n")
     end
-    out_file.file:close()
+    out_file.file:write(json.encode(record), "\n")
+    local closed, cerr = out_file.file:close()
+    if not closed then stderr:write("lunet load: cannot write ", c.out, ": ", tostring(cerr), "\n") end
   end
-  if c.summary_export then
-    local ok, werr = write_whole(c.summary_export, json.encode(summary.export(view)) .. "\n")
-    if not ok then stderr:write("lunet load: cannot write ", c.summary_export, ": ", tostring(werr), "\n") end
-  end
+  local written = outputs.conclude({
+    failures = failures, view = view, summary_export = c.summary_export, report = c.report,
+    result_line = c.result_line and record or nil,
+    report_model = function()
+      return report_model.build({ title = c.script:match("[^/]*$"), shards = 1, elapsed = elapsed, registry = registry,
+        series = run.series and series_module.encode(run.series) or {}, checks = p.state.checks.list,
+        thresholds = p.thresholds, passed = passed and not live.aborted })
+    end,
+  }, stdout, stderr)
   if live.interrupted then return 130 end
   if not passed or live.aborted then
     stderr:write("lunet load: thresholds crossed:")
@@ -319,7 +255,25 @@ local function finish(run, p, c, out_file, stdout, stderr, live, elapsed)
     stderr:write("\n")
     return 99
   end
-  return 0
+  return written and 0 or 1
+end
+
+-- --start-at: waits (after setup) until the wall-clock time, so that every shard starts its
+-- VUs, and its ramps, at the same moment. false when Ctrl-C came first.
+local function wait_for_start(c, stderr, live)
+  if not c.start_at then return true end
+  local wait = c.start_at - core.wall_time()
+  if wait < -1 then
+    stderr:write(string.format("lunet load: --start-at was %.1f s ago: starting now, out of step with other shards\n", -wait))
+    return true
+  end
+  if wait > 0 and not c.quiet then stderr:write(string.format("lunet load: starting in %.1f s (--start-at)\n", wait)) end
+  while not live.interrupted do
+    wait = c.start_at - core.wall_time()
+    if wait <= 0 then return true end
+    task.sleep(math.min(wait, 0.25))
+  end
+  return false
 end
 
 function M.run(c, stdout, stderr)
@@ -338,7 +292,13 @@ function M.run(c, stdout, stderr)
     if not ok then stderr:write("lunet load: setup failed: ", value, "\n"); return 1 end
     data = value
   end
-  local run = runner.new(p.plan, p.fns, p.registry, data)
+  local live = { interrupted = false, aborted = nil }
+  core.on_interrupt(function() live.interrupted = true end)
+  if not wait_for_start(c, stderr, live) then core.on_interrupt(nil) return 130 end
+  -- The run's seconds, kept when something reads them (the result record, the report).
+  local clock = { wall0 = core.wall_time(), mono0 = core.now() }
+  local series = (c.out or c.result_line or c.report) and series_module.new(clock.wall0, clock.mono0) or nil
+  local run = runner.new(p.plan, p.fns, p.registry, data, series)
   -- The VU of the running coroutine, for check and custom metrics.
   local iterate, current = run.iterate, p.current
   run.iterate = function(self, sc, vu, f)
@@ -348,9 +308,9 @@ function M.run(c, stdout, stderr)
     current[co] = nil
   end
   local to_terminal = core.isatty(2) and not c.quiet
-  stderr:write(string.format("lunet load: %s, %d scenario%s, up to %s (with graceful stop)\n", c.script, #p.plan.scenarios,
-    #p.plan.scenarios == 1 and "" or "s", summary.duration(options.length(p.plan) * 1000)))
-  local live = { interrupted = false, aborted = nil }
+  stderr:write(string.format("lunet load: %s, %d scenario%s, up to %s (with graceful stop)%s\n", c.script, #p.plan.scenarios,
+    #p.plan.scenarios == 1 and "" or "s", summary.duration(options.length(p.plan) * 1000),
+    c.shard_count and string.format(", shard %d of %d", c.shard_index, c.shard_count) or ""))
   core.on_interrupt(function()
     if live.interrupted then run:stop(0) return end   -- a second Ctrl-C: stop now
     live.interrupted = true
@@ -369,7 +329,7 @@ function M.run(c, stdout, stderr)
     local ok, value = run_hook(p.env.teardown, data, p.plan.teardown_timeout)
     if not ok then stderr:write("lunet load: teardown failed: ", value, "\n") end
   end
-  return finish(run, p, c, out_file, stdout, stderr, live, elapsed)
+  return finish(run, p, c, out_file, stdout, stderr, live, elapsed, clock)
 end
 
 return M

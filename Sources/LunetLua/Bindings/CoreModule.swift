@@ -10,7 +10,7 @@ enum CoreModule {
     static let open: lunet_SwiftFunction = { L in
         let s = LuaStack(L!)
         let functions: [(String, lunet_SwiftFunction)] = [
-            ("wake", wake), ("step", step), ("step_until", stepUntil), ("now", now), ("live_transfers", liveTransfers),
+            ("wake", wake), ("step", step), ("step_until", stepUntil), ("now", now), ("wall_time", wallTime), ("live_transfers", liveTransfers),
             ("timer", timer), ("timer_cancel", timerCancel),
             ("session_new", SessionBinding.new), ("session_derive", SessionBinding.derive),
             ("session_cookies", SessionBinding.cookies), ("session_add_cookie", SessionBinding.addCookie), ("session_save_cookies", SessionBinding.saveCookies),
@@ -116,6 +116,16 @@ enum CoreModule {
 
     static let now: lunet_SwiftFunction = { L in
         LuaStack(L!).push(EventLoop.now())
+        return 1
+    }
+
+    /// core.wall_time(): seconds since the epoch, with fractions (CLOCK_REALTIME). `lunet load`
+    /// starts shards together at a wall-clock time and puts their seconds side by side; `now` is
+    /// monotonic and means nothing on another machine.
+    static let wallTime: lunet_SwiftFunction = { L in
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        LuaStack(L!).push(Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9)
         return 1
     }
 

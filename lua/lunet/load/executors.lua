@@ -48,11 +48,19 @@ end
 
 --- The VUs the scenario wants running at time t (closed model): whole VUs, rounded down as k6
 --- does while ramping (a VU starts when the ramp reaches it).
+--- A sharded ramp (sc.shard, lunet.load.shard) gives the VUs of its stripe: VU j of the whole
+--- test is shard j % N's, and runs when the whole ramp reaches it.
+local function stripe(sc, g)
+  local s = sc.shard
+  if not s or g <= s.index then return s and 0 or g end
+  return (g - s.index - 1) // s.count + 1
+end
+
 function M.vus_at(sc, t)
   local e = sc.executor
   if e == "ramping-vus" then
     if t >= stages_length(sc.stages) then return 0 end
-    return math.floor(ramp(sc.start_vus, sc.stages, t) + 1e-9)
+    return stripe(sc, math.floor(ramp(sc.start_vus, sc.stages, t) + 1e-9))
   end
   if t >= M.length(sc) then return 0 end
   return sc.vus
@@ -64,7 +72,7 @@ function M.max_vus(sc)
   if e == "ramping-vus" then
     local most = sc.start_vus
     for _, s in ipairs(sc.stages) do if s.target > most then most = s.target end end
-    return most
+    return stripe(sc, most)
   end
   if M.OPEN[e] then return sc.max_vus end
   return sc.vus
@@ -80,7 +88,7 @@ M.rate_at = rate_at
 --- How many iterations have come due by time t (open model), counted from the start: the
 --- integral of the rate, whole iterations. Iteration i (from 1) is due when this first reaches i,
 --- so due(t1) - due(t0) iterations start in (t0, t1].
-function M.due(sc, t)
+local function whole_due(sc, t)
   local length = M.length(sc)
   if t > length then t = length end
   if t <= 0 then return 0 end
@@ -105,21 +113,36 @@ function M.due(sc, t)
   return math.floor(sum + 1e-9)
 end
 
---- The time iteration i (from 1) comes due (open model), or nil past the end: for timers.
+local whole_due_time
+
+--- Iterations due by time t (open model) of the scenario's shard: iteration n (from 1) of the
+--- whole test is shard (n - 1) % N's.
+function M.due(sc, t)
+  return stripe(sc, whole_due(sc, t))
+end
+
+--- The time iteration i (from 1) of the scenario's shard comes due, or nil past the end.
 function M.due_time(sc, i)
+  local s = sc.shard
+  if s then i = (i - 1) * s.count + s.index + 1 end
+  return whole_due_time(sc, i)
+end
+
+-- The time iteration i (from 1) of the whole test comes due, or nil past the end.
+whole_due_time = function(sc, i)
   local length = M.length(sc)
   if sc.executor == "constant-arrival-rate" then
     local t = (i - 1) * sc.time_unit / sc.rate
-    if i > M.due(sc, length) then return nil end
+    if i > whole_due(sc, length) then return nil end
     return t
   end
-  if M.due(sc, length) < i then return nil end
+  if whole_due(sc, length) < i then return nil end
   -- bisection on the monotone count; precise to a microsecond
   local lo, hi = 0, length
   while hi - lo > 1e-6 do
     local mid = (lo + hi) / 2
     if mid <= lo or mid >= hi then break end   -- past ~10^10 s a float's step is over 1 µs
-    if M.due(sc, mid) >= i then hi = mid else lo = mid end
+    if whole_due(sc, mid) >= i then hi = mid else lo = mid end
   end
   return hi
 end

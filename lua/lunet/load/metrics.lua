@@ -180,4 +180,50 @@ function Registry:histograms()
   return out
 end
 
+-- A sink's state for JSON (no infinities: a gauge never set has no min or max).
+local function encode_sink(kind, s)
+  if kind == "counter" then return { sum = s.sum, n = s.n } end
+  if kind == "rate" then return { trues = s.trues, total = s.total } end
+  if kind == "gauge" then
+    return { value = s.value, min = s.value ~= nil and s.min or nil, max = s.value ~= nil and s.max or nil }
+  end
+  return s:encode()
+end
+
+--- Every metric and tag set's state, for a result record: { { name, kind, contains, sinks =
+--- { { tags, state }, ... } }, ... } in the order the metrics were made.
+function Registry:encode()
+  local out = {}
+  for _, name in ipairs(self.order) do
+    local m = self.metrics[name]
+    local sinks = {}
+    for key, sk in pairs(m.sinks) do sinks[#sinks + 1] = { tags = m.tags[key], state = encode_sink(m.kind, sk) } end
+    out[#out + 1] = { name = name, kind = m.kind, contains = m.contains, sinks = sinks }
+  end
+  return out
+end
+
+--- Adds a result record's metrics (Registry:encode's form, already checked) into this
+--- registry: counters and rates add, histograms add bucket by bucket, and a gauge adds its
+--- value, min and max (the shards' VUs running at the end, and what they allocated, add up).
+function Registry:absorb(encoded)
+  for _, e in ipairs(encoded) do
+    local m = self:metric(e.name, e.kind, e.contains)
+    for _, sk in ipairs(e.sinks) do
+      local key = tag_key(sk.tags)
+      local into = sink_of(m, key, sk.tags, false)
+      local st = sk.state
+      if e.kind == "counter" then into.sum, into.n = into.sum + st.sum, into.n + st.n
+      elseif e.kind == "rate" then into.trues, into.total = into.trues + st.trues, into.total + st.total
+      elseif e.kind == "gauge" then
+        if st.value ~= nil then
+          into.value = (into.value or 0) + st.value
+          into.min = (into.min == math.huge and 0 or into.min) + st.min
+          into.max = (into.max == -math.huge and 0 or into.max) + st.max
+        end
+      else into:merge(hdr.decode(st)) end
+    end
+  end
+end
+
 return M

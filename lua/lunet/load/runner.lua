@@ -9,6 +9,7 @@ local task = require "lunet.task"
 local errors = require "lunet.errors"
 local executors = require "lunet.load.executors"
 local vu_module = require "lunet.load.vu"
+local shard = require "lunet.load.shard"
 local record = require("lunet.load.hdr").record
 
 local M = {}
@@ -18,10 +19,11 @@ local now = core.now
 local Run = {}
 Run.__index = Run
 
---- A run of `plan` with iteration functions `fns` ({ [scenario name] = function(vu, data) }).
-function M.new(plan, fns, registry, data)
+--- A run of `plan` with iteration functions `fns` ({ [scenario name] = function(vu, data) });
+--- `series` (lunet.load.series, optional) also gets each request and the VUs each tick.
+function M.new(plan, fns, registry, data, series)
   local r = setmetatable({
-    plan = plan, fns = fns, registry = registry, data = data, record = vu_module.recorder(registry),
+    plan = plan, fns = fns, registry = registry, data = data, record = vu_module.recorder(registry, series), series = series,
     next_id = 0, vus = 0, vus_max = 0, failures = {}, failure_count = 0, stopping = false, started = nil,
     active = {},   -- scenario name -> its state
   }, Run)
@@ -42,7 +44,9 @@ function Run:elapsed() return self.started and now() - self.started or 0 end
 function Run:new_vu(sc)
   self.next_id = self.next_id + 1
   self.vus_max = self.vus_max + 1
-  return vu_module.new(self.next_id, sc, self.plan.session, self.record)
+  local vu = vu_module.new(shard.vu_id(self.next_id, self.plan.shard), sc, self.plan.session, self.record)
+  vu.shard = self.plan.shard and self.plan.shard.index or 0
+  return vu
 end
 
 -- Keeps an iteration's error: counted by message, the first few kept with their traceback.
@@ -253,6 +257,7 @@ end
 function Run:note_vus()
   self.registry:add(self.m.vus, self.vus, {})
   self.registry:add(self.m.vus_max, self.vus_max, {})
+  if self.series then require("lunet.load.series").note_vus(self.series, now(), self.vus) end
 end
 
 return M

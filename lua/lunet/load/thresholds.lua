@@ -107,4 +107,21 @@ function M.judge(expr, figures)
   return OPS[expr.op](v, expr.value)
 end
 
+--- Every threshold of `list` (M.parse's) judged on `registry` now: sets each one's `passed`;
+--- returns whether all passed and, per metric key, whether all of its passed (the summary's ✓
+--- and ✗). A threshold whose metric got no sample passed (nothing crossed it), as in k6.
+function M.judge_all(list, registry, elapsed, percentiles)
+  local all, by_key = true, {}
+  for _, th in ipairs(list) do
+    local f = registry:figures(th.metric, next(th.tags) and th.tags or nil, elapsed, percentiles)
+    local passed = f and M.judge(th.expression, f)
+    if passed == nil then passed = true end
+    th.passed = passed
+    if by_key[th.key] == nil then by_key[th.key] = true end
+    by_key[th.key] = by_key[th.key] and passed
+    all = all and passed
+  end
+  return all, by_key
+end
+
 return M

@@ -86,9 +86,10 @@ end
 --- `registry`. Per request it makes one key string and finds the tag set's sinks in one
 --- lookup, then adds to them directly (the sinks of every built-in metric for that set are
 --- found once, when the set is first seen); with --out json (interval sinks) it goes through
---- registry:add instead.
-function M.recorder(registry)
+--- registry:add instead. With `series` (lunet.load.series) each request goes into its second too.
+function M.recorder(registry, series)
   local h = request_metrics(registry)
+  local series_add = require("lunet.load.series").add
   local sets, set_count = {}, 0
   local response_load = core.response_load
   return function(vu, method, url, tags, r, t0)
@@ -119,6 +120,7 @@ function M.recorder(registry)
     local total, dns, connect, tls, ttfb, sent, received
     if r then total, dns, connect, tls, ttfb, sent, received = response_load(r._raw) else total = now() - t0 end
     local ready = r and (tls > 0 and tls or connect)
+    if series then series_add(series, t0 + total, total * 1e6, failed) end
     local reqs = entry.reqs
     if not reqs then return add_each(registry, h, entry.set, entry.key, failed, total, dns, connect, tls, ready, ttfb, sent, received) end
     reqs.sum, reqs.n = reqs.sum + 1, reqs.n + 1

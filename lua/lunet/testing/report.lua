@@ -256,16 +256,6 @@ function M.junit_report(files, c)
 end
 
 --- Writes `content` to `path` (through a temporary file renamed into place).
-function M.write_file(path, content)
-  local tmp = path .. ".tmp"
-  local f, err = io.open(tmp, "wb")
-  if not f then return nil, err end
-  local ok, werr = f:write(content)
-  f:close()
-  if not ok then os.remove(tmp); return nil, werr end
-  local renamed, rerr = os.rename(tmp, path)
-  if not renamed then os.remove(tmp); return nil, rerr end
-  return true
-end
+function M.write_file(path, content) return require("lunet.whole_file").write(path, content) end
 
 return M

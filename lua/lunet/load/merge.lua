@@ -1,0 +1,201 @@
+--- `lunet load merge A.json B.json ...`: shards' results (lunet.load.result) put back together
+--- exactly: counters and rates add, histograms add bucket by bucket (a percentile of the merge
+--- is the percentile of every sample, never an average of percentiles), the seconds of the
+--- shards add where they fall on the same wall-clock second. Thresholds are judged on the
+--- merged figures, with a single run's exit statuses. Files that are not one test's shards, each
+--- once, whole and consistent, are refused with the file named (exit 2): a wrong total is never
+--- printed.
+local json = require "lunet.json"
+local hdr = require "lunet.load.hdr"
+local metrics = require "lunet.load.metrics"
+local thresholds = require "lunet.load.thresholds"
+local summary = require "lunet.load.summary"
+local result = require "lunet.load.result"
+local outputs = require "lunet.load.outputs"
+local report_model = require "lunet.load.report_model"
+
+local M = {}
+
+M.usage = [[
+usage: lunet load merge RESULT.json ... [--report FILE.html] [--summary-export FILE]
+  Each RESULT.json is an --out json file of one shard (its last line is the shard's result) or
+  a file holding that line alone (a pod's last log line). Exit status: 0; 99 a threshold was
+  crossed; 2 the files are not one test's shards, each once, whole.]]
+
+--- The last non-empty line of file `path`, read from its end (an --out json file can be large
+--- and only its last line counts). Returns the line, or nil and a message.
+function M.last_line(path)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, err end
+  local size = f:seek("end")
+  local tail, pos, BLOCK = "", size, 1 << 20
+  while pos > 0 do
+    local n = math.min(BLOCK, pos)
+    pos = pos - n
+    f:seek("set", pos)
+    tail = f:read(n) .. tail
+    local body = tail:match("^(.-)[\r\n]*$")
+    local line = body:match("[\r\n]([^\r\n]*)$")
+    if line then f:close() return line end
+    if pos == 0 then
+      f:close()
+      if body == "" then return nil, "it is empty" end
+      return body
+    end
+  end
+  f:close()
+  return nil, "it is empty"
+end
+
+-- Each source's result data, checked one by one and then together. Returns the list in shard
+-- order, or nil and a message naming the file.
+local function read_all(sources)
+  if #sources == 0 then return nil, "no results to merge" end
+  local list, by_index = {}, {}
+  for _, src in ipairs(sources) do
+    local ok, record = pcall(json.decode, src.text or "")
+    if not ok or type(record) ~= "table" then
+      return nil, string.format("%s: truncated or corrupt: its last line is not a whole JSON record", src.name)
+    end
+    if record.type ~= "Result" then
+      return nil, string.format("%s: no result record at its end (the run did not finish, or the file was cut short)", src.name)
+    end
+    local data, problem = result.check(record)
+    if not data then return nil, string.format("%s: corrupt result: %s", src.name, problem) end
+    local first = list[1]
+    if first then
+      if data.test ~= first.data.test then
+        return nil, string.format("%s and %s are results of different tests (or of one script run with other options)", first.name, src.name)
+      end
+      if data.shard.count ~= first.data.shard.count then
+        return nil, string.format("%s is shard %d of %d, %s of %d", src.name, data.shard.index, data.shard.count, first.name, first.data.shard.count)
+      end
+    end
+    local twice = by_index[data.shard.index]
+    if twice then return nil, string.format("shard %d is given twice: %s and %s", data.shard.index, twice.name, src.name) end
+    local entry = { name = src.name, data = data }
+    by_index[data.shard.index] = entry
+    list[#list + 1] = entry
+  end
+  local count = list[1].data.shard.count
+  for i = 0, count - 1 do
+    if not by_index[i] then return nil, string.format("shard %d of %d is missing (given: %d file%s)", i, count, #list, #list == 1 and "" or "s") end
+  end
+  table.sort(list, function(a, b) return a.data.shard.index < b.data.shard.index end)
+  return list
+end
+
+-- The shards' seconds added where they share a wall-clock second.
+local function merge_series(list)
+  local by = {}
+  for _, e in ipairs(list) do
+    for _, b in ipairs(e.data.series) do
+      local m = by[b.t]
+      if not m then m = { t = b.t, reqs = 0, failed = 0, vus = 0, duration = hdr.new() }; by[b.t] = m end
+      m.reqs, m.failed, m.vus = m.reqs + b.reqs, m.failed + b.failed, m.vus + b.vus
+      m.duration:merge(hdr.decode(b.duration))
+    end
+  end
+  local out = {}
+  for _, m in pairs(by) do out[#out + 1] = m end
+  table.sort(out, function(a, b) return a.t < b.t end)
+  return out
+end
+
+-- Checks by name (in the first shard's order, then any new ones), failures by message.
+local function merge_checks_and_failures(list)
+  local checks, by_name, failures, by_message = {}, {}, {}, {}
+  for _, e in ipairs(list) do
+    for _, c in ipairs(e.data.checks) do
+      local m = by_name[c.name]
+      if not m then m = { name = c.name, passes = 0, fails = 0 }; by_name[c.name] = m; checks[#checks + 1] = m end
+      m.passes, m.fails = m.passes + c.passes, m.fails + c.fails
+    end
+    for _, f in ipairs(e.data.failures) do
+      local m = by_message[f.message]
+      if not m then m = { message = f.message, count = 0, scenario = f.scenario }; by_message[f.message] = m; failures[#failures + 1] = m end
+      m.count = m.count + f.count
+    end
+  end
+  return checks, failures
+end
+
+--- The merged figures of `sources` ({ name, text } each: a file's name and its result line):
+--- { registry, series, checks, failures, thresholds (parsed), trend_stats, elapsed, shards,
+--- script, interrupted, aborted }, or nil and a message naming the file.
+function M.combine(sources)
+  local list, err = read_all(sources)
+  if not list then return nil, err end
+  local registry = metrics.registry()
+  local elapsed, interrupted, aborted = 0, {}, false
+  for _, e in ipairs(list) do
+    registry:absorb(e.data.metrics)
+    elapsed = math.max(elapsed, e.data.elapsed)
+    if e.data.interrupted then interrupted[#interrupted + 1] = e.data.shard.index end
+    aborted = aborted or e.data.aborted
+  end
+  local series = merge_series(list)
+  -- The most VUs at once: the shards' VUs added second by second (a sum of each shard's own
+  -- most would count VUs that ran at different times).
+  local vus = registry.metrics.vus
+  if vus and #series > 0 then
+    local most = 0
+    for _, b in ipairs(series) do if b.vus > most then most = b.vus end end
+    for _, s in pairs(vus.sinks) do if s.value ~= nil then s.max = most end end
+  end
+  local checks, failures = merge_checks_and_failures(list)
+  local ok, parsed = pcall(thresholds.parse, list[1].data.thresholds)
+  if not ok then return nil, string.format("%s: its thresholds do not parse: %s", list[1].name, type(parsed) == "table" and parsed.usage or tostring(parsed)) end
+  return { registry = registry, series = series, checks = checks, failures = failures, thresholds = parsed,
+           trend_stats = list[1].data.trend_stats, elapsed = elapsed, shards = #list, script = list[1].data.script,
+           interrupted = interrupted, aborted = aborted }
+end
+
+--- Merges `sources` and writes the summary, and opts.report / opts.summary_export; the exit
+--- status (0, 99 a threshold crossed or a shard stopped by one, 2 the sources do not merge).
+function M.run(sources, opts, stdout, stderr)
+  local m, err = M.combine(sources)
+  if not m then stderr:write("lunet load merge: ", err, "\n"); return 2 end
+  local passed, verdicts = thresholds.judge_all(m.thresholds, m.registry, m.elapsed, summary.percentiles(m.trend_stats))
+  if #m.interrupted > 0 then
+    stderr:write("lunet load merge: shard", #m.interrupted == 1 and " " or "s ", table.concat(m.interrupted, ", "),
+      " stopped early (Ctrl-C or SIGTERM): the figures are what ran\n")
+  end
+  local view = { registry = m.registry, elapsed = m.elapsed, checks = m.checks, verdicts = verdicts,
+                 trend_stats = m.trend_stats, thresholds = m.thresholds }
+  stderr:write(string.format("lunet load merge: %d shard%s of %s\n", m.shards, m.shards == 1 and "" or "s", m.script or "?"))
+  local written = outputs.conclude({
+    failures = m.failures, view = view, summary_export = opts.summary_export, report = opts.report,
+    report_model = function()
+      return report_model.build({ title = m.script, shards = m.shards, elapsed = m.elapsed, registry = m.registry,
+        series = m.series, checks = m.checks, thresholds = m.thresholds, passed = passed and not m.aborted })
+    end,
+  }, stdout, stderr)
+  if not passed or m.aborted then return 99 end
+  return written and 0 or 1
+end
+
+--- `lunet load merge` with the words after `merge`; the exit status.
+function M.main(args, stdout, stderr)
+  local ok, c = pcall(require("lunet.load.argv").read, args,
+    { takes = { ["--report"] = "report", ["--summary-export"] = "summary_export" }, flags = { ["--help"] = "help", ["-h"] = "help" },
+      help = "lunet load merge --help" },
+    function(message) error({ usage = message }, 0) end,
+    function(c, a) c.files = c.files or {}; c.files[#c.files + 1] = a end)
+  if not ok then
+    if type(c) == "table" and c.usage then stderr:write("lunet load merge: ", c.usage, "\n") return 2 end
+    error(c, 0)
+  end
+  if c.help then stdout:write(M.usage, "\n") return 0 end
+  local files, opts = c.files or {}, { report = c.report, summary_export = c.summary_export }
+  if #files == 0 then stderr:write("lunet load merge: which results? ", M.usage, "\n"); return 2 end
+  local sources = {}
+  for _, path in ipairs(files) do
+    local line, err = M.last_line(path)
+    if not line then stderr:write("lunet load merge: ", path, ": ", tostring(err), "\n"); return 2 end
+    sources[#sources + 1] = { name = path, text = line }
+  end
+  return M.run(sources, opts, stdout, stderr)
+end
+
+return M
