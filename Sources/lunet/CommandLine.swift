@@ -7,6 +7,7 @@ struct Invocation: Equatable {
         case script(String)          // a path, or "-" for standard input
         case test([String])          // lunet test [paths] [options]
         case load([String])          // lunet load script.lua [options]
+        case api([String])           // lunet api SPEC [OPERATION [ITEM ...]]
         case request([String])       // lunet [METHOD] URL [ITEM ...]: the one-shot command line
         case help
         case version
@@ -40,17 +41,26 @@ struct Invocation: Equatable {
         }
     }
 
+    /// `lunet test`, `lunet load`, `lunet api` (unless a file named `api` is there: then it is
+    /// a script): the mode with the words after the subcommand.
+    static func subcommand(_ argv: [String]) -> Mode? {
+        guard argv.count > 1 else { return nil }
+        let rest = Array(argv.dropFirst(2))
+        switch argv[1] {
+        case "test": return .test(rest)
+        case "load": return .load(rest)
+        case "api" where !fileExists("api"): return .api(rest)
+        default: return nil
+        }
+    }
+
     static func parse(_ argv: [String]) throws(ParseError) -> Invocation {
         var inv = Invocation()
         var i = 1
         inv.interpreterArguments = [argv.first ?? "lunet"]
         var sawChunk = false
-        if argv.count > 1 && argv[1] == "test" {
-            inv.mode = .test(Array(argv.dropFirst(2)))
-            return inv
-        }
-        if argv.count > 1 && argv[1] == "load" {
-            inv.mode = .load(Array(argv.dropFirst(2)))
+        if let mode = subcommand(argv) {
+            inv.mode = mode
             return inv
         }
         if isRequest(argv, fileExists: fileExists) {
@@ -238,6 +248,7 @@ struct Invocation: Equatable {
                                send one request, as HTTPie does (lunet GET --help for its options)
       lunet test [paths]       run *_test.lua files (see lunet test --help)
       lunet load script.lua    run a load test (see lunet load --help, docs/load.md)
+      lunet api SPEC [OP ...]  an API's operations from its OpenAPI document (docs/openapi.md)
       lunet --version          print the versions of lunet, Lua and libcurl
       lunet --help             this text
 

@@ -81,6 +81,19 @@ if case .load(let arguments) = invocation.mode {
         """, name: "=lunet load"))
     leave(code)
 }
+if case .api(let arguments) = invocation.mode {
+    // `lunet api` (lua/lunet/openapi/cli.lua) returns the exit status.
+    host.setScriptArguments(interpreter: [processArguments[0]], script: "api", arguments: arguments)
+    host.setGlobal("__lunet_api_args", .array(arguments.map { .string($0) }))
+    let code = host.run(.string("""
+        local args = __lunet_api_args
+        __lunet_api_args = nil
+        local status = require("lunet.openapi.cli").main(args)
+        io.stdout:flush()
+        os.exit(status, true)
+        """, name: "=lunet api"))
+    leave(code)
+}
 if case .request(let arguments) = invocation.mode {
     // The one-shot command line (lua/lunet/cli/main.lua) returns the exit status.
     host.setScriptArguments(interpreter: [processArguments[0]], script: "", arguments: arguments)

@@ -333,5 +333,8 @@ function http.stats()
   return { transfers = core.live_transfers() }
 end
 
+--- An API from its OpenAPI document (docs/openapi.md): lunet.openapi.
+function http.openapi(source, opts) return require("lunet.openapi").open(source, opts) end
+
 http.Session = Session
 return http

@@ -12,6 +12,11 @@ local function keys_of(t, out, seen)
   for k in pairs(t) do if type(k) == "string" then out[k] = true end end
   local mt = getmetatable(t)
   if type(mt) == "table" and type(rawget(mt, "__index")) == "table" then keys_of(rawget(mt, "__index"), out, seen) end
+  -- Fields an __index function makes (an OpenAPI api's operations) say themselves.
+  if type(mt) == "table" and type(rawget(mt, "__complete")) == "function" then
+    local ok, names = pcall(rawget(mt, "__complete"), t)
+    if ok and type(names) == "table" then for _, k in ipairs(names) do out[k] = true end end
+  end
 end
 
 local function resolve(path)
@@ -23,6 +28,27 @@ local function resolve(path)
     v = nextv
   end
   return v
+end
+
+-- Inside `f{ ...` or `f({ ...` where f says which names it takes (__complete_args: an OpenAPI
+-- operation's parameters), the name being typed; nil elsewhere.
+local function argument_names(line)
+  local callee, rest = line:match("([%w_%.:]+)%s*%(?%s*{([^{}]*)$")
+  if not callee then return nil end
+  local partial = rest:match("[,{%s]([%a_][%w_]*)$") or rest:match("^%s*([%a_][%w_]*)$") or (rest:match("[,%s]$") or rest == "") and ""
+  if not partial then return nil end
+  local v = resolve(callee)
+  local mt = type(v) == "table" and getmetatable(v)
+  local f = type(mt) == "table" and rawget(mt, "__complete_args")
+  if type(f) ~= "function" then return nil end
+  local ok, names = pcall(f, v)
+  if not ok or type(names) ~= "table" then return nil end
+  local out = {}
+  for _, name in ipairs(names) do
+    if name:match("^[%a_][%w_]*$") and name:sub(1, #partial) == partial then out[#out + 1] = name end
+  end
+  table.sort(out)
+  return out, partial
 end
 
 local KEYWORDS = { "and", "break", "do", "else", "elseif", "end", "false", "for", "function", "goto",
@@ -64,6 +90,8 @@ function M.complete(line, start)
     table.sort(out)
     return from_start(out, line, #line - #prefix + 1, start)
   end
+  local args, typed = argument_names(line)
+  if args then return from_start(args, line, #line - #typed + 1, start) end
   local word = line:match("[%w_%.:]*$") or ""
   local base, sep, partial = word:match("^(.*)([%.:])([%w_]*)$")
   local names = {}

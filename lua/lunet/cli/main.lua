@@ -363,6 +363,10 @@ local function finish(c, r)
     local saved, serr = pcall(c.session.save, c.session)
     if not saved then say("%s", tostring(serr)) return EXIT.error end
   end
+  if c.hooks and c.hooks.on_response then   -- lunet api: the response checked against its document
+    local status = c.hooks.on_response(r)
+    if status then return status end
+  end
   if o["check-status"] then
     local class = r.status // 100
     if class >= 3 and class <= 5 then
@@ -381,7 +385,7 @@ local function send(c, out)
   -- temporary file until the heads before it are out (lunet.cli.output). Not with --cache,
   -- which keeps the body (and whose answers come from memory).
   local sink
-  if want.b and not (c.to_terminal or look.format or look.color) and not c.o.cache then
+  if want.b and not (c.to_terminal or look.format or look.color) and not c.o.cache and not c.hooks then   -- lunet api reads the body after
     if not out.destination() then return EXIT.error end
     sink = output.body_sink(out.dest, not (want.H or want.B or want.h))
     c.opts.on_chunk = sink.write
@@ -401,9 +405,10 @@ local function send(c, out)
   return finish(c, r)
 end
 
-local function run(argv)
+local function run(argv, hooks)
   local c, status = prepare(argv)
   if not c then return status end
+  c.hooks = hooks
   if c.o.curl then return show_curl(c) end
   local out = printer(c.o)
   if c.o.offline then
@@ -423,8 +428,9 @@ local function run(argv)
 end
 
 --- Runs the command line; the process's exit status.
-function M.main(argv)
-  local ok, status = pcall(run, argv)
+--- `hooks.on_response(r)` (lunet api's) may give the exit status after the response is printed.
+function M.main(argv, hooks)
+  local ok, status = pcall(run, argv, hooks)
   http._save_records()   -- --har: written whatever happened, as at a script's end
   if ok then return status end
   local e = status

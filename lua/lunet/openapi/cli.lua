@@ -1,0 +1,177 @@
+--- `lunet api SPEC [OPERATION [ITEM ...]] [options]`: an API's operations from the shell.
+---   lunet api SPEC                       the operations, a line each
+---   lunet api SPEC OPERATION --help      what one takes and answers
+---   lunet api SPEC OPERATION ITEM...     calls it: name==value parameters, field=value and
+---                                        field:=json body fields (HTTPie's items), Name:value
+---                                        headers; checked against the document before sending
+---   lunet api SPEC --check [...]         property-based checks (lunet.openapi.check)
+--- The one-shot command line's options apply to a call (-v, --print, --check-status,
+--- --offline, -a/-A, --timeout...): the call is handed to it as the request it builds, and its
+--- response is checked against the document after it is printed.
+local json = require "lunet.json"
+local url = require "lunet.url"
+local errors = require "lunet.errors"
+local items = require "lunet.cli.items"
+local cli_args = require "lunet.cli.args"
+
+local M = {}
+
+M.USAGE = [[
+usage: lunet api SPEC                              list the operations
+       lunet api SPEC OPERATION [ITEM ...] [options] call one (name==value, field=value, field:=json, Name:value)
+       lunet api SPEC OPERATION --help              what it takes and answers
+       lunet api SPEC --check [--seed N] [--max-examples N] [--operation ID]
+SPEC is the OpenAPI document's path or URL (JSON or YAML; 3.0, 3.1, Swagger 2.0).
+--base-url URL sends to URL instead of the document's server; --no-validate skips the checks.
+The one-shot options apply to a call: -v, --print, --check-status, --offline, -a, -A, --timeout ...]]
+
+-- Splits argv into our words (SPEC, OPERATION, items), our options, and the one-shot command
+-- line's options (with their values), which are handed on as they are.
+local function split(argv)
+  local words, own, passed = {}, {}, {}
+  local OWN_VALUE = { ["--base-url"] = "base_url", ["--seed"] = "seed", ["--max-examples"] = "max_examples", ["--operation"] = "operation" }
+  local OWN_FLAG = { ["--check"] = "check", ["--no-validate"] = "no_validate", ["--help"] = "help" }
+  local i = 1
+  while i <= #argv do
+    local a = argv[i]
+    local name, inline = a:match("^(%-%-[%w-]+)=(.*)$")
+    if OWN_VALUE[name or a] then
+      local v = inline or argv[i + 1]
+      if v == nil then return nil, (name or a) .. " needs a value" end
+      own[OWN_VALUE[name or a]] = v
+      if not inline then i = i + 1 end
+    elseif OWN_FLAG[a] then own[OWN_FLAG[a]] = true
+    elseif a:sub(1, 2) == "--" then
+      passed[#passed + 1] = a
+      local o = cli_args.OPTIONS[(name or a):sub(3)]
+      if o and o.value and not inline then i = i + 1; passed[#passed + 1] = argv[i] end
+    elseif a:sub(1, 1) == "-" and #a > 1 then
+      passed[#passed + 1] = a
+      local last = cli_args.OPTIONS[cli_args.SHORT[a:sub(-1)] or ""]
+      if #a == 2 and last and last.value then i = i + 1; passed[#passed + 1] = argv[i] end
+    else words[#words + 1] = a end
+    i = i + 1
+  end
+  return words, own, passed
+end
+
+-- A parameter's text from the command line as its schema's type says (integer, number,
+-- boolean; a list for an array); anything else stays text.
+local function typed(api, p, text)
+  local s = p.has_schema and api:schema_at(p.schema) or {}
+  local t = s.type
+  if type(t) == "table" then t = t[1] end
+  local items_type = t == "array" and type(s.items) == "table" and s.items.type
+  local function one(v, ty)
+    if ty == "integer" then return math.tointeger(tonumber(v)) or v end
+    if ty == "number" then return tonumber(v) or v end
+    if ty == "boolean" then if v == "true" then return true elseif v == "false" then return false end end
+    return v
+  end
+  if t == "array" then return one(text, items_type) end
+  return one(text, t)
+end
+
+-- The operation's arguments from items: parameters, the body (nested JSON, as HTTPie builds
+-- it), and headers that are not parameters (handed on).
+local function arguments(api, op, list)
+  local args, fields, headers = {}, {}, {}
+  local by = {}
+  for _, p in ipairs(op.parameters) do by[p["in"] .. ":" .. p.name:lower()] = p end
+  for _, text in ipairs(list) do
+    local item, err = items.parse(text)
+    if not item then return nil, err end
+    if item.kind == "query" then
+      local p = by["query:" .. item.name:lower()] or by["path:" .. item.name:lower()] or by["cookie:" .. item.name:lower()] or by["header:" .. item.name:lower()]
+      if not p then return nil, string.format("'%s': %s has no parameter '%s'", text, op.id, item.name) end
+      local v = typed(api, p, item.value)
+      local prior = args[p.name]
+      if prior ~= nil then
+        if type(prior) ~= "table" then prior = json.array({ prior }) end
+        prior[#prior + 1] = v
+        v = prior
+      elseif p.has_schema and (api:schema_at(p.schema).type == "array") then v = json.array({ v }) end
+      args[p.name] = v
+    elseif item.kind == "header" and by["header:" .. item.name:lower()] then
+      local p = by["header:" .. item.name:lower()]
+      args[p.name] = typed(api, p, item.value)
+    elseif item.kind == "header" or item.kind == "empty_header" then headers[#headers + 1] = text
+    elseif item.kind == "data" then fields[#fields + 1] = { item.name, json.encode(item.value), item = text }
+    elseif item.kind == "json" then fields[#fields + 1] = { item.name, item.value, item = text }
+    else return nil, string.format("'%s': lunet api takes name==value, field=value, field:=json and Name:value items", text) end
+  end
+  if #fields > 0 then
+    local body_text, err = require("lunet.cli.nested_json").body(fields)
+    if not body_text then return nil, err end
+    local ok, body = pcall(json.decode, body_text)
+    if not ok then return nil, "the body fields do not make JSON: " .. errors.describe(body) end
+    args.body = body
+  end
+  return args, headers
+end
+
+-- The one-shot command line's words for request options `opts` (what lunet.openapi.call made).
+local function one_shot(api, opts, headers, passed)
+  local argv = {}
+  for _, a in ipairs(passed) do argv[#argv + 1] = a end
+  local target = api:session().base_url .. opts.url
+  if opts.query then target = url.with_query(target, opts.query) end
+  argv[#argv + 1] = opts.method
+  argv[#argv + 1] = target
+  for name, value in pairs(opts.headers or {}) do argv[#argv + 1] = name .. ":" .. value end
+  for _, h in ipairs(headers) do argv[#argv + 1] = h end
+  if opts.json ~= nil then
+    argv[#argv + 1] = "--raw=" .. json.encode(opts.json)
+    argv[#argv + 1] = "Content-Type:" .. (opts.content_type or "application/json")
+  elseif opts.form then
+    argv[#argv + 1] = "--raw=" .. url.query(opts.form)
+    argv[#argv + 1] = "Content-Type:application/x-www-form-urlencoded"
+  elseif opts.body then
+    argv[#argv + 1] = "--raw=" .. opts.body
+    argv[#argv + 1] = "Content-Type:" .. opts.content_type
+  end
+  return argv
+end
+
+local function list_operations(api)
+  local ops = api:operations()
+  local width = 0
+  for _, op in ipairs(ops) do width = math.max(width, #op.id) end
+  for _, op in ipairs(ops) do
+    print(string.format("%-" .. width .. "s  %-6s %s%s", op.id, op.method, op.path, op.summary and ("  " .. op.summary) or ""))
+  end
+  return 0
+end
+
+--- Runs `lunet api` with the words after `api`; the exit status.
+function M.main(argv)
+  local words, own, passed = split(argv)
+  if not words then io.stderr:write("lunet api: ", own, "\n") return 2 end
+  if #words == 0 then io.stdout:write(M.USAGE, "\n") return own.help and 0 or 2 end
+  local ok, api = pcall(require("lunet.openapi").open, words[1], { base_url = own.base_url, validate = not own.no_validate })
+  if not ok then io.stderr:write("lunet api: ", errors.describe(api), "\n") return 2 end
+  if own.check then return require("lunet.openapi.check").main(api, own, words) end
+  if #words == 1 then
+    if own.help then io.stdout:write(M.USAGE, "\n") end
+    return list_operations(api)
+  end
+  local op = rawget(api, "_by_id")[words[2]]
+  if not op then
+    local near = require("lunet.suggest").closest(words[2], api:operation_ids())
+    io.stderr:write(string.format("lunet api: no operation '%s'%s (lunet api %s lists them)\n", words[2], near and ("; did you mean '" .. near .. "'?") or "", words[1]))
+    return 2
+  end
+  if own.help then print(op:help_text()) return 0 end
+  local args, headers = arguments(api, op, table.move(words, 3, #words, 1, {}))
+  if not args then io.stderr:write("lunet api: ", headers, "\n") return 2 end
+  local built, opts = pcall(require("lunet.openapi.call").request, api, op, args)
+  if not built then io.stderr:write("lunet api: ", errors.describe(opts), "\n") return 2 end   -- nothing was sent
+  return require("lunet.cli.main").main(one_shot(api, opts, headers, passed), {
+    on_response = function(r)
+      local fine, problem = pcall(require("lunet.openapi.call").check_response, api, op, r)
+      if not fine then io.stderr:write("lunet api: ", errors.describe(problem), "\n") return 1 end
+    end,
+  })
+end
+
+return M
