@@ -124,6 +124,36 @@ test("YAML 3.0 with $refs across files: servers' variables, styles, discriminato
   fails("schema", function() api.getPet{ petId = 0 } end, "a path parameter under its minimum")
 end)
 
+test("OpenAPI 3.1: the discriminator picks the branch, as in 3.0", function()
+  local doc = h.temp_file(string.format([[
+openapi: 3.1.0
+info: { title: pets, version: "1" }
+servers: [ { url: "%s/anything" } ]
+paths:
+  /pets:
+    post:
+      operationId: addPet
+      requestBody:
+        required: true
+        content:
+          application/json:
+            schema:
+              oneOf: [ { $ref: "#/components/schemas/Cat" }, { $ref: "#/components/schemas/Dog" } ]
+              discriminator: { propertyName: kind }
+      responses: { "200": { description: echo } }
+components:
+  schemas:
+    Cat: { type: object, required: [kind], properties: { kind: { const: Cat }, lives: { type: integer } } }
+    Dog: { type: object, required: [kind], properties: { kind: { const: Dog } } }
+]], BIN))
+  local api = http.openapi(doc)
+  eq(api.addPet{ body = { kind = "Cat", lives = 9 } }.status, 200, "a cat")
+  local e = fails("schema", function() api.addPet{ body = { kind = "Cow" } } end)
+  eq(e.rule, "discriminator", "a value the discriminator maps to nothing: " .. tostring(e))
+  e = fails("schema", function() api.addPet{ body = { kind = "Cat", lives = "nine" } } end)
+  eq(e.path, "/body/lives", "the cat's own schema says where, not oneOf's 'none matched': " .. tostring(e))
+end)
+
 test("Swagger 2.0: host and basePath, body and formData parameters, collectionFormat", function()
   local text = assert(h.read_file(FIXTURES .. "swagger2/swagger.json")):gsub("HTTPBIN_HOST", (BIN:gsub("^http://", "")))
   local path = h.temp_file(text)

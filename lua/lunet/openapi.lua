@@ -62,7 +62,7 @@ end
 function M.open(source, opts)
   opts = opts or {}
   if type(source) ~= "string" then errors.raise("argument", "http.openapi takes the document's path or URL") end
-  local set = document.load(source, { fetch = opts.fetch })
+  local set = document.load(source, { fetch = opts.fetch, timeout = opts.timeout })
   local version = operations.version(set.root, set.root_uri)
   local list, by_id = operations.list(set, version)
   local session_opts = {}
@@ -72,7 +72,7 @@ function M.open(source, opts)
     _set = set, _version = version, _list = list, _by_id = by_id, _validators = {}, _notes = {},
     _session = require("lunet.http").session(session_opts), validate = opts.validate ~= false,
     _security = security.new(set, version, opts.security or {}),
-    dialect = version == "3.1" and "2020-12" or "openapi-3.0",
+    dialect = version == "3.1" and "openapi-3.1" or "openapi-3.0",
   }, Api)
   for _, op in ipairs(list) do op.api = api; setmetatable(op, Operation) end
   return api

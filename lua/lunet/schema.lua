@@ -9,7 +9,7 @@
 --   schema.validate(s, value, opts)       -- both at once
 --
 -- opts (all optional):
---   dialect    "2020-12", "draft4" or "openapi-3.0"; default: what the schema's $schema names
+--   dialect    "2020-12", "draft4", "openapi-3.0" or "openapi-3.1" (2020-12 with discriminator); default: what the schema's $schema names
 --              (a metaschema with $vocabulary is loaded through `load`), else "2020-12"
 --   base_uri   the URI its $id and $refs resolve against. When `load` returns a document for
 --              it, "base_uri#/pointer" names places in that document (so a schema taken from an
@@ -49,7 +49,7 @@ local function check_opts(fname, opts)
     if type(v) ~= want then errors.raise("argument", "option '" .. k .. "' must be a " .. want .. ", got " .. type(v)) end
   end
   if opts.dialect and not dialects.DIALECTS[opts.dialect] then
-    errors.raise("argument", "unknown dialect '" .. opts.dialect .. "' (use \"2020-12\", \"draft4\" or \"openapi-3.0\")")
+    errors.raise("argument", "unknown dialect '" .. opts.dialect .. "' (use \"2020-12\", \"draft4\", \"openapi-3.0\" or \"openapi-3.1\")")
   end
   if opts.direction and opts.direction ~= "request" and opts.direction ~= "response" then
     errors.raise("argument", "option 'direction' must be \"request\" or \"response\", got '" .. opts.direction .. "'")

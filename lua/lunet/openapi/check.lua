@@ -99,7 +99,11 @@ function M.run(api, opts)
       local n = opts.max_examples or 20
       for i = 1, n + math.max(1, n // 4) do
         local forbidden = i > n
-        local args = arguments(api, op, rand)
+        local made, args = pcall(arguments, api, op, rand)
+        if not made then
+          report.skipped[#report.skipped + 1] = { operation = op.id, reason = errors.describe(args) }
+          break
+        end
         if forbidden then
           local target = op.body and "body" or nil
           local bad, how
@@ -140,6 +144,7 @@ function M.run(api, opts)
 end
 
 local function show(v) return require("lunet.json").encode(v) end
+local function print(text) require("lunet.openapi.cli").say(text) end   -- escaped on a terminal
 
 --- `lunet api SPEC --check`: prints each failure once with its curl line; exit 1 on any.
 function M.main(api, own, words)

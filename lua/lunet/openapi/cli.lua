@@ -133,12 +133,20 @@ local function one_shot(api, opts, headers, passed)
   return argv
 end
 
+-- What a document says (summaries, descriptions: a server's text) printed to a terminal has
+-- its control bytes shown escaped, never obeyed.
+local function say(text)
+  if require("lunet.core").isatty(1) then text = require("lunet.terminal_safe").text(text) end
+  print(text)
+end
+M.say = say
+
 local function list_operations(api)
   local ops = api:operations()
   local width = 0
   for _, op in ipairs(ops) do width = math.max(width, #op.id) end
   for _, op in ipairs(ops) do
-    print(string.format("%-" .. width .. "s  %-6s %s%s", op.id, op.method, op.path, op.summary and ("  " .. op.summary) or ""))
+    say(string.format("%-" .. width .. "s  %-6s %s%s", op.id, op.method, op.path, op.summary and ("  " .. op.summary) or ""))
   end
   return 0
 end
@@ -161,7 +169,7 @@ function M.main(argv)
     io.stderr:write(string.format("lunet api: no operation '%s'%s (lunet api %s lists them)\n", words[2], near and ("; did you mean '" .. near .. "'?") or "", words[1]))
     return 2
   end
-  if own.help then print(op:help_text()) return 0 end
+  if own.help then say(op:help_text()) return 0 end
   local args, headers = arguments(api, op, table.move(words, 3, #words, 1, {}))
   if not args then io.stderr:write("lunet api: ", headers, "\n") return 2 end
   local built, opts = pcall(require("lunet.openapi.call").request, api, op, args)

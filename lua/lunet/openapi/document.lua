@@ -78,7 +78,9 @@ end
 --- opts.fetch (function(url) -> response) reads URLs; http.get by default.
 function M.load(source, opts)
   opts = opts or {}
-  local fetch = opts.fetch or function(url) return require("lunet.http").get(url) end
+  -- A server that never answers does not hold the load for ever; nor does one that sends a
+  -- document larger than max_body (lunet's default).
+  local fetch = opts.fetch or function(url) return require("lunet.http").get(url, { timeout = opts.timeout or 30 }) end
   local set = { docs = {}, fetch = fetch }
   local text, uri = read(source, fetch)
   set.root_uri = uri
@@ -87,10 +89,14 @@ function M.load(source, opts)
   return setmetatable(set, { __index = M })
 end
 
---- The document at absolute address `uri`, loaded on first use.
+--- The document at absolute address `uri`, loaded on first use. A document read from a URL
+--- reaches only URLs: a server's document may not make lunet read this machine's files.
 function M:document(uri, where)
   local doc = self.docs[uri]
   if doc then return doc end
+  if self.root_uri:match("^https?://") and not uri:match("^https?://") then
+    M.fail(where, "a document read from %s may not $ref %s: only URLs", self.root_uri, uri)
+  end
   local source = uri:gsub("^file://", "")
   local ok, text_or_err, abs = pcall(read, source, self.fetch)
   if not ok then M.fail(where, "its $ref's document %s cannot be read: %s", uri, errors.describe(text_or_err)) end

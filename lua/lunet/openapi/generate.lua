@@ -91,6 +91,7 @@ end
 --- A value schema `s` allows (found in document ctx.uri; ctx.rand, ctx.set).
 function M.valid(ctx, s, depth)
   depth = depth or 0
+  if depth > 32 then error("cannot make a value: the schema requires itself more than 32 levels deep", 0) end
   s = resolve(ctx, s)
   local r = ctx.rand
   if s.const ~= nil then return s.const end

@@ -70,6 +70,10 @@ M.DIALECTS = {
     keywords = M.keywords_2020(nil), boolean_schemas = true },
   draft4 = { name = "draft4", places = DRAFT4_PLACES, id = "id", ref_siblings = false, keywords = DRAFT4_KEYWORDS,
     draft4 = true },
+  -- OpenAPI 3.1's Schema Object: draft 2020-12 with OpenAPI's discriminator (its readOnly and
+  -- writeOnly are 2020-12's meta-data vocabulary already)
+  ["openapi-3.1"] = { name = "openapi-3.1", places = PLACES_2020, id = "$id", anchors = true, ref_siblings = true,
+    keywords = (function() local k = M.keywords_2020(nil); k.discriminator = true; return k end)(), boolean_schemas = true },
   -- OpenAPI 3.0's Schema Object: draft 4 without `id`, with its own four keywords
   ["openapi-3.0"] = { name = "openapi-3.0", places = DRAFT4_PLACES, ref_siblings = false, keywords = OPENAPI_KEYWORDS,
     draft4 = true, openapi = true, formats = true },
