@@ -154,6 +154,66 @@ components:
   eq(e.path, "/body/lives", "the cat's own schema says where, not oneOf's 'none matched': " .. tostring(e))
 end)
 
+test("oauth2 client credentials from the document's flow; server = by description", function()
+  local server, spid, sport = h.start_server("auth_server.py")
+  local base = "http://127.0.0.1:" .. sport
+  local doc = h.temp_file(string.format([[
+openapi: 3.0.3
+info: { title: tokens, version: "1" }
+servers:
+  - { url: "http://127.0.0.1:1/nowhere", description: first }
+  - { url: "%s", description: the auth server }
+security: [ { oauth: [] } ]
+paths:
+  /oauth/resource:
+    get: { operationId: resource, responses: { "200": { description: ok } } }
+components:
+  securitySchemes:
+    oauth:
+      type: oauth2
+      flows: { clientCredentials: { tokenUrl: "%s/oauth/token", scopes: {} } }
+]], base, base))
+  local ok, err = pcall(function()
+    local api = http.openapi(doc, { server = "the auth server", security = { oauth = { client_id = "oa", client_secret = "oa-secret" } } })
+    eq(api:session().base_url, base .. "/", "the server chosen by its description")
+    eq(api.resource{}.status, 200, "a token from the flow's tokenUrl, then the resource")
+    eq(http.openapi(doc, { server = 2 }):session().base_url, base .. "/", "or by its index")
+    fails("argument", function() http.openapi(doc, { server = 3 }) end, "a server that is not there")
+  end)
+  h.stop_server(server, spid)
+  if not ok then error(err, 0) end
+end)
+
+test("formats, nullable and readOnly in a 3.0 document", function()
+  local doc = h.temp_file(string.format([[
+openapi: 3.0.3
+info: { title: formats, version: "1" }
+servers: [ { url: "%s/anything" } ]
+paths:
+  /things:
+    post:
+      operationId: addThing
+      requestBody:
+        content:
+          application/json:
+            schema:
+              type: object
+              properties:
+                id: { type: integer, readOnly: true }
+                when: { type: string, format: date-time, nullable: true }
+                key: { type: string, format: uuid }
+                n: { type: integer, format: int32 }
+      responses: { "200": { description: echo } }
+]], BIN))
+  local api = http.openapi(doc)
+  eq(api.addThing{ body = { when = "2026-01-02T03:04:05Z", key = "123e4567-e89b-12d3-a456-426614174000", n = 5 } }.status, 200, "as the formats say")
+  eq(api.addThing{ body = { when = json.null } }.status, 200, "nullable: null")
+  eq(fails("schema", function() api.addThing{ body = { when = "yesterday" } } end).path, "/body/when", "date-time")
+  eq(fails("schema", function() api.addThing{ body = { key = "not-a-uuid" } } end).path, "/body/key", "uuid")
+  eq(fails("schema", function() api.addThing{ body = { n = 2 ^ 40 // 1 } } end).path, "/body/n", "int32")
+  eq(fails("schema", function() api.addThing{ body = { id = 1 } } end).path, "/body/id", "readOnly: not in a request")
+end)
+
 test("Swagger 2.0: host and basePath, body and formData parameters, collectionFormat", function()
   local text = assert(h.read_file(FIXTURES .. "swagger2/swagger.json")):gsub("HTTPBIN_HOST", (BIN:gsub("^http://", "")))
   local path = h.temp_file(text)
