@@ -8,6 +8,7 @@ struct Invocation: Equatable {
         case test([String])          // lunet test [paths] [options]
         case load([String])          // lunet load script.lua [options]
         case api([String])           // lunet api SPEC [OPERATION [ITEM ...]]
+        case grpc([String])          // lunet grpc HOST:PORT list|describe|SERVICE/METHOD
         case request([String])       // lunet [METHOD] URL [ITEM ...]: the one-shot command line
         case help
         case version
@@ -41,8 +42,8 @@ struct Invocation: Equatable {
         }
     }
 
-    /// `lunet test`, `lunet load`, `lunet api` (unless a file named `api` is there: then it is
-    /// a script): the mode with the words after the subcommand.
+    /// `lunet test`, `lunet load`, `lunet api`, `lunet grpc` (unless a file of that name is
+    /// there: then it is a script): the mode with the words after the subcommand.
     static func subcommand(_ argv: [String]) -> Mode? {
         guard argv.count > 1 else { return nil }
         let rest = Array(argv.dropFirst(2))
@@ -50,6 +51,7 @@ struct Invocation: Equatable {
         case "test": return .test(rest)
         case "load": return .load(rest)
         case "api" where !fileExists("api"): return .api(rest)
+        case "grpc" where !fileExists("grpc"): return .grpc(rest)
         default: return nil
         }
     }
@@ -249,6 +251,7 @@ struct Invocation: Equatable {
       lunet test [paths]       run *_test.lua files (see lunet test --help)
       lunet load script.lua    run a load test (see lunet load --help, docs/load.md)
       lunet api SPEC [OP ...]  an API's operations from its OpenAPI document (docs/openapi.md)
+      lunet grpc HOST:PORT ... gRPC as grpcurl: list, describe, call (docs/grpc.md)
       lunet --version          print the versions of lunet, Lua and libcurl
       lunet --help             this text
 

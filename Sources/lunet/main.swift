@@ -68,32 +68,23 @@ if case .test(let arguments) = invocation.mode {
         """, name: "=lunet test"))
     leave(code)
 }
-if case .load(let arguments) = invocation.mode {
-    // `lunet load` (lua/lunet/load.lua) returns the exit status.
-    host.setScriptArguments(interpreter: [processArguments[0]], script: "load", arguments: arguments)
-    host.setGlobal("__lunet_load_args", .array(arguments.map { .string($0) }))
+/// `lunet load`, `lunet api`, `lunet grpc`: `module`'s main(args) (lua/lunet/...) gives the
+/// exit status.
+func runSubcommand(_ arguments: [String], name: String, module: String) -> Never {
+    host.setScriptArguments(interpreter: [processArguments[0]], script: name, arguments: arguments)
+    host.setGlobal("__lunet_sub_args", .array(arguments.map { .string($0) }))
     let code = host.run(.string("""
-        local args = __lunet_load_args
-        __lunet_load_args = nil
-        local status = require("lunet.load").main(args)
+        local args = __lunet_sub_args
+        __lunet_sub_args = nil
+        local status = require("\(module)").main(args)
         io.stdout:flush()
         os.exit(status, true)
-        """, name: "=lunet load"))
+        """, name: "=lunet \(name)"))
     leave(code)
 }
-if case .api(let arguments) = invocation.mode {
-    // `lunet api` (lua/lunet/openapi/cli.lua) returns the exit status.
-    host.setScriptArguments(interpreter: [processArguments[0]], script: "api", arguments: arguments)
-    host.setGlobal("__lunet_api_args", .array(arguments.map { .string($0) }))
-    let code = host.run(.string("""
-        local args = __lunet_api_args
-        __lunet_api_args = nil
-        local status = require("lunet.openapi.cli").main(args)
-        io.stdout:flush()
-        os.exit(status, true)
-        """, name: "=lunet api"))
-    leave(code)
-}
+if case .load(let arguments) = invocation.mode { runSubcommand(arguments, name: "load", module: "lunet.load") }
+if case .api(let arguments) = invocation.mode { runSubcommand(arguments, name: "api", module: "lunet.openapi.cli") }
+if case .grpc(let arguments) = invocation.mode { runSubcommand(arguments, name: "grpc", module: "lunet.grpc.cli") }
 if case .request(let arguments) = invocation.mode {
     // The one-shot command line (lua/lunet/cli/main.lua) returns the exit status.
     host.setScriptArguments(interpreter: [processArguments[0]], script: "", arguments: arguments)

@@ -1,4 +1,4 @@
--- lunet.schema against the JSON Schema Test Suite (../shared/testdata/JSON-Schema-Test-Suite
+-- lunet.schema against the JSON Schema Test Suite (Tests/Fixtures/JSON-Schema-Test-Suite, from ../shared/testdata
 -- beside the repository; its SOURCE names the commit): every file of tests/draft4 and
 -- tests/draft2020-12, their optional/ files and the optional/format/ files of the formats
 -- lunet checks (date, date-time, email, hostname, ipv4, ipv6, uri, uuid; `unknown` too).
@@ -20,7 +20,7 @@ local test = test or h.test
 local schema = require "lunet.schema"
 
 local HERE = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
-local SUITE = HERE .. "../../../shared/testdata/JSON-Schema-Test-Suite"
+local SUITE = HERE .. "../Fixtures/JSON-Schema-Test-Suite"   -- a copy of ../shared/testdata's (SOURCE says which)
 
 local FORMATS = { ["date-time"] = true, date = true, email = true, hostname = true, ipv4 = true,
   ipv6 = true, uri = true, uuid = true, unknown = true }
@@ -47,8 +47,8 @@ local function read(path)
 end
 
 if not read(SUITE .. "/SOURCE") then
-  error("the JSON Schema Test Suite is not at " .. SUITE .. " (it is part of the project's shared data: " ..
-    "../shared/testdata/JSON-Schema-Test-Suite beside the repository)", 0)
+  error("the JSON Schema Test Suite is not at " .. SUITE .. " (Tests/Fixtures holds a copy of the suite: " ..
+    "draft4, draft2020-12 and remotes)", 0)
 end
 
 --- The suite's remotes: http://localhost:1234/PATH is remotes/PATH.

@@ -54,7 +54,7 @@ local task = require "lunet.task"
 -- needs (~0.45 ms, a sixth of start-up). Code that looks at or replaces _G's metatable (a strict
 -- mode, a sandbox) gets them all loaded and the __index gone first, so it sees plain globals.
 local LAZY = { http = "lunet.http", json = "lunet.json", url = "lunet.url", net = "lunet.net",
-               xml = "lunet.xml", protobuf = "lunet.protobuf", yaml = "lunet.yaml", help = "lunet.help" }
+               xml = "lunet.xml", protobuf = "lunet.protobuf", yaml = "lunet.yaml", help = "lunet.help", grpc = "lunet.grpc" }
 if own_interpreter then
   _G.task = task
   local raw_getmetatable, raw_setmetatable = getmetatable, setmetatable

@@ -97,6 +97,11 @@ static inline void lunet_curl_easy_reset(CURL *h) { lunet_curl.easy_reset(h); }
 static inline CURLcode lunet_curl_easy_pause(CURL *h, int mask) { return lunet_curl.easy_pause(h, mask); }
 static inline const char *lunet_curl_easy_strerror(CURLcode c) { return lunet_curl.easy_strerror(c); }
 static inline const char *lunet_curl_version(void) { return lunet_curl.version(); }
+/// libcurl's version as 0xXXYYZZ (8.0.0 is 0x080000), 0 when it cannot say.
+static inline unsigned int lunet_curl_version_num(void) {
+    const curl_version_info_data *info = lunet_curl.version_info(CURLVERSION_NOW);
+    return info ? info->version_num : 0;
+}
 static inline CURLM *lunet_curl_multi_init(void) { return lunet_curl.multi_init(); }
 static inline CURLMcode lunet_curl_multi_cleanup(CURLM *m) { return lunet_curl.multi_cleanup(m); }
 static inline CURLMcode lunet_curl_multi_add_handle(CURLM *m, CURL *h) { return lunet_curl.multi_add_handle(m, h); }

@@ -46,6 +46,8 @@ function Run:new_vu(sc)
   self.vus_max = self.vus_max + 1
   local vu = vu_module.new(shard.vu_id(self.next_id, self.plan.shard), sc, self.plan.session, self.record)
   vu.shard = self.plan.shard and self.plan.shard.index or 0
+  self.grpc_record = self.grpc_record or require("lunet.load.grpc_vu").recorder(self.registry)
+  vu._grpc_record = self.grpc_record
   return vu
 end
 

@@ -190,10 +190,15 @@ Session.__index = function(self, k)
   return v
 end
 
+local VU = {}
+VU.__index = VU
+--- vu:grpc(target, opts): a gRPC client whose calls are recorded (lunet.load.grpc_vu).
+function VU:grpc(target, opts) return require("lunet.load.grpc_vu").client(self, target, opts) end
+
 --- A VU: its own session (cookies, connections) made from the run's session options.
 function M.new(id, scenario, session_options, record)
-  local vu = { id = id, iteration = 0, scenario = scenario.name, _scenario_tags = scenario.tags,
-               _tag_prefix = scenario.name .. "\1" }
+  local vu = setmetatable({ id = id, iteration = 0, scenario = scenario.name, _scenario_tags = scenario.tags,
+               _tag_prefix = scenario.name .. "\1" }, VU)
   local opts = {}
   for k, v in pairs(session_options) do opts[k] = v end
   vu.session = setmetatable({ _real = http.session(opts), _vu = vu, _record = record }, Session)

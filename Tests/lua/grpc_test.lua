@@ -1,0 +1,192 @@
+-- grpc.client against a real gRPC server (scripts/grpc_server.py: grpcio, with reflection and
+-- health, from the tests' venv; Tests/Fixtures/grpc/greet.proto): every call shape, schemas by
+-- reflection, descriptor set and .proto, metadata both ways, statuses with details, deadlines
+-- the server sees, large messages, TLS with the test CA, a server that is not gRPC, a server
+-- that drops the connection mid-message, and the command line.
+local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
+local test = test or h.test
+local eq, truthy, fails = h.eq, h.truthy, h.fails
+local HERE = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./")
+local PROTO = HERE .. "../Fixtures/grpc/greet.proto"
+local LUNET = h.lunet()
+local SERVERS = h.env("LUNET_TEST_SERVERS")
+
+local pipe, pid, port = h.start_venv_server("grpc_server.py")
+local TARGET = "127.0.0.1:" .. port
+h.cleanup(after_all, function() h.stop_server(pipe, pid); h.remove_temps() end)
+local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
+
+local function client(opts) return grpc.client(TARGET, opts or { reflection = true }) end
+
+test("reflection: the services, and a unary call with metadata both ways (binary too)", function()
+  local g = client()
+  local names = g:services()
+  truthy(table.concat(names, " "):find("greet.Greeter", 1, true), table.concat(names, " "))
+  local reply, r = g:call("greet.Greeter/SayHello", { name = "lunet" }, { metadata = { ["x-id"] = "7", ["x-bin-bin"] = "\0\1\255" } })
+  eq(reply.message, "hello lunet")
+  eq(r.headers["x-id"], "7", "initial metadata")
+  eq(r.trailers["x-id-trailer"], "7", "trailing metadata")
+  eq(require("lunet.grpc.status").unbase64(r.trailers["x-bin-bin"]), "\0\1\255", "binary metadata, base64 on the wire")
+end)
+
+test("server streaming reads each reply as it arrives; client streaming; bidirectional", function()
+  local g = client()
+  local seen, t0 = {}, require("lunet.core").now()
+  local first_at
+  for m in g:stream("greet.Greeter/Count", { n = 3, delay_ms = 300 }) do
+    seen[#seen + 1] = m.i
+    first_at = first_at or (require("lunet.core").now() - t0)
+  end
+  eq(seen, { 1, 2, 3 }, "the replies in order")
+  truthy(first_at < 0.5, "the first reply before the stream ended: " .. first_at .. " s")
+  eq(g:call("greet.Greeter/Sum", { { v = 1 }, { v = 2 }, { v = 39 } }).total, 42, "a list for a client-streaming method")
+  local up = g:client_stream("greet.Greeter/Sum")
+  up:send{ v = 5 }
+  up:send{ v = 6 }
+  eq(up:close_and_receive().total, 11, "send, then close_and_receive")
+  local chat = g:bidi("greet.Greeter/Chat")
+  chat:send{ text = "a" }
+  chat:send{ text = "b" }
+  local replies = {}
+  for m in chat.receive do replies[#replies + 1] = m.text end
+  eq(replies, { "echo: a", "echo: b" }, "bidirectional, sent and then read")
+end)
+
+test("a non-OK status is kind grpc with its code, message and details", function()
+  local e = fails("grpc", function() client():call("greet.Greeter/Fail", { code = "NOT_FOUND", message = "no such thing", with_details = true }) end)
+  eq(e.code, "NOT_FOUND")
+  eq(e.status, 5)
+  truthy(e.message:find("no such thing", 1, true), e.message)
+  eq(e.details.code, 5, "google.rpc.Status")
+  eq(e.details.details[1].type_url, "type.googleapis.com/google.rpc.ErrorInfo", "its details")
+  e = fails("grpc", function() client():call("greet.Greeter/Fail", { code = "UNAVAILABLE", message = "later" }) end)
+  eq(e.code, "UNAVAILABLE")
+end)
+
+test("a deadline: sent as grpc-timeout, enforced here, and the server sees the call cancelled", function()
+  local g = client()
+  local t0 = require("lunet.core").now()
+  local e = fails("grpc", function() g:call("greet.Greeter/Slow", { ms = 3000 }, { deadline = 0.3 }) end)
+  eq(e.code, "DEADLINE_EXCEEDED")
+  truthy(require("lunet.core").now() - t0 < 2, "bounded")
+  local stats = g:call("greet.Greeter/Stats", {})
+  truthy(stats.cancelled_count >= 1, "the server saw it cancelled: " .. json.encode(stats))
+end)
+
+test("bad input is refused before sending: an unknown method lists the service's, a wrong field names it", function()
+  local g = client()
+  local e = fails("argument", function() g:call("greet.Greeter/SayHelo", {}) end)
+  truthy(e.message:find("its methods: SayHello", 1, true), e.message)
+  e = fails("argument", function() g:call("greet.Nope/X", {}) end)
+  truthy(e.message:find("no service", 1, true), e.message)
+  e = fails("argument", function() g:call("greet.Greeter/SayHello", { nme = "x" }) end)
+  truthy(e.message:find("nme", 1, true), e.message)
+  e = fails("argument", function() g:call("greet.Greeter/SayHello", { name = 5 }) end)
+  truthy(e.message:find("name", 1, true), e.message)
+end)
+
+test("messages over max_message are kind too_large (4 MiB by default); 16 MB when allowed", function()
+  local g = client()
+  eq(#g:call("greet.Greeter/Big", { size = 1000 }).payload, 1000)
+  fails("too_large", function() g:call("greet.Greeter/Big", { size = 5 * 1024 * 1024 }) end)
+  local big = client({ reflection = true, max_message = 32 * 1024 * 1024 })
+  local reply = big:call("greet.Greeter/Big", { size = 16 * 1024 * 1024 })
+  eq(#reply.payload, 16 * 1024 * 1024, "16 MB")
+  eq(reply.payload:byte(1000 + 1), 1000 % 251, "its bytes")
+end)
+
+test("schemas from a .proto through protoc, and from a descriptor set, without reflection", function()
+  local g = grpc.client(TARGET, { proto = PROTO })
+  eq(g:call("greet.Greeter/SayHello", { name = "p" }).message, "hello p", ".proto")
+  local set = h.tmpname()
+  assert(os.execute("protoc --include_imports --descriptor_set_out=" .. q(set) .. " -I " .. q(HERE .. "../Fixtures/grpc") .. " " .. q(PROTO)))
+  g = grpc.client(TARGET, { descriptor = set })
+  eq(g:call("greet.Greeter/SayHello", { name = "d" }).message, "hello d", "descriptor set")
+  truthy(g:describe("greet.Greeter"):find("rpc Count ( greet.CountRequest ) returns ( stream greet.CountReply );", 1, true), g:describe("greet.Greeter"))
+end)
+
+test("TLS with the test CA (HTTP/2 by ALPN)", function()
+  local tls_pipe, tls_pid, tls_port = h.start_venv_server("grpc_server.py", "--tls", SERVERS .. "/tls/server.pem", SERVERS .. "/tls/server.key")
+  local ok, err = pcall(function()
+    local g = grpc.client("https://localhost:" .. tls_port, { reflection = true, ca_file = h.env("LUNET_TEST_CA") })
+    eq(g:call("greet.Greeter/SayHello", { name = "tls" }).message, "hello tls")
+    eq(g:call("greet.Greeter/SayHello", { name = "again" }).message, "hello again", "a second call on the connection")
+    fails("tls", function() grpc.client("https://localhost:" .. tls_port, { reflection = true }):call("greet.Greeter/SayHello", {}) end, "an unknown CA")
+  end)
+  h.stop_server(tls_pipe, tls_pid)
+  if not ok then error(err, 0) end
+end)
+
+test("a server that is not gRPC is kind protocol; one that drops the connection mid-message fails, never hangs", function()
+  local g = grpc.client(h.env("LUNET_HTTPBIN"):gsub("^http://", ""), { proto = PROTO })
+  local e = fails("protocol", function() g:call("greet.Greeter/SayHello", { name = "x" }) end)
+  truthy(e.message:find("not answer as gRPC", 1, true), e.message)
+  local t0 = require("lunet.core").now()
+  local ok, err = pcall(function() client():call("greet.Greeter/Reset", { name = "midmessage" }) end)
+  truthy(not ok and require("lunet.errors").is(err), "an error: " .. tostring(err))
+  truthy(require("lunet.core").now() - t0 < 10, "bounded")
+end)
+
+test("lunet grpc: list, describe, a call with JSON in and out, exit 64 + the status code", function()
+  local function run(args)
+    local err = h.tmpname()
+    local code, out = h.run("{ " .. q(LUNET) .. " grpc --plaintext " .. args .. " 2>" .. q(err) .. "; }")
+    return code, out, h.read_file(err) or ""
+  end
+  local code, out = run(q(TARGET) .. " list")
+  truthy(code == 0 and out:find("greet.Greeter", 1, true), out)
+  code, out = run(q(TARGET) .. " describe greet.HelloRequest")
+  truthy(code == 0 and out:find("string name = 1;", 1, true), out)
+  code, out = run(q(TARGET) .. " greet.Greeter/SayHello '{\"name\":\"cli\"}'")
+  eq(code, 0, out)
+  eq(json.decode(out).message, "hello cli")
+  code, out = run("-d '{\"n\":2}' " .. q(TARGET) .. " greet.Greeter/Count")
+  eq(out, '{"i":1}\n{"i":2}\n', "a reply a line")
+  code, out = run(q(TARGET) .. " greet.Greeter/Sum -d @ <<'EOF'\n{\"v\":1} {\"v\":2}\nEOF\n")
+  eq(json.decode(out).total, 3, "requests from standard input")
+  local err
+  code, out, err = run(q(TARGET) .. " greet.Greeter/Fail '{\"code\":\"NOT_FOUND\",\"message\":\"gone\"}'")
+  eq(code, 64 + 5, "64 + NOT_FOUND: " .. err)
+  code, out, err = run(q(TARGET) .. " greet.Greeter/Slow '{\"ms\":2000}' --deadline 0.2")
+  eq(code, 64 + 4, "64 + DEADLINE_EXCEEDED: " .. err)
+  code = run(q(TARGET) .. " greet.Greeter/SayHelo")
+  eq(code, 2, "an unknown method is a usage error")
+end)
+
+test("lunet load records gRPC calls: grpc_req_duration and grpc_reqs, by method and status", function()
+  local script = h.temp_file(string.format([[
+options = { scenarios = { s = { executor = "per-vu-iterations", vus = 2, iterations = 3 } },
+  thresholds = { ["grpc_reqs{status:NOT_FOUND}"] = { "count == 2" } } }
+return function(vu)
+  local g = vu:grpc(%q, { proto = %q })
+  g:call("greet.Greeter/SayHello", { name = "load" })
+  if vu.iteration == 1 then   -- each VU's first iteration: two in all
+    pcall(g.call, g, "greet.Greeter/Fail", { code = "NOT_FOUND", message = "x" })
+  end
+end]], TARGET, PROTO))
+  local export, stream = h.tmpname(), h.tmpname()
+  local code, out = h.run("{ " .. q(LUNET) .. " load -q " .. q(script) .. " --summary-export " .. q(export) .. " --out json=" .. q(stream) .. " 2>&1; }")
+  eq(code, 0, out)
+  local ex = json.decode(h.read_file(export))
+  eq(ex.metrics.grpc_reqs.count, 8, "six calls and two that failed")
+  eq(ex.metrics.grpc_req_duration["p(95)"] ~= nil, true, "a trend of the calls' durations")
+  eq(ex.metrics["grpc_reqs{status:NOT_FOUND}"].thresholds["count == 2"], false, "the failed ones by their status")
+  truthy(out:find("grpc_req_duration", 1, true), "in the summary:\n" .. out)
+end)
+
+test("docs/grpc.md's example runs as written, against the test server", function()
+  local doc = assert(h.read_file(HERE .. "../../docs/grpc.md"))
+  local block = assert(doc:match("```lua\n(.-)```"), "a lua block"):gsub("127%.0%.0%.1:50051", TARGET)
+  local printed = {}
+  local env = setmetatable({ print = function(...)
+    local parts = {}
+    for i = 1, select("#", ...) do parts[i] = tostring((select(i, ...))) end
+    printed[#printed + 1] = table.concat(parts, "\t")
+  end }, { __index = _G })
+  assert(load(block, "=docs/grpc.md", "t", env))()
+  local all = table.concat(printed, "\n")
+  truthy(all:find("hello lunet\t1\t1", 1, true) and all:find("\n3\n", 1, true) and all:find("echo: hi", 1, true)
+    and all:find("service Greeter", 1, true), all)
+end)
+
+h.done()

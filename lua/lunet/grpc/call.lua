@@ -1,0 +1,101 @@
+--- One gRPC call on HTTP/2 (gRPC over HTTP/2, as grpc/grpc's PROTOCOL-HTTP2.md says): a POST to
+--- /package.Service/Method with `content-type: application/grpc`, `te: trailers`, the
+--- deadline as `grpc-timeout`, metadata as headers (`-bin` ones in base64), the request
+--- messages framed as the body; the answer's messages are read as they arrive, and its status
+--- comes from the trailers (or the head, for a trailers-only answer).
+local errors = require "lunet.errors"
+local frames = require "lunet.grpc.frames"
+local status = require "lunet.grpc.status"
+
+local M = {}
+
+local function b64(s) return (require("lunet.har").base64(s):gsub("=+$", "")) end
+
+-- The request's headers: the protocol's, the client's metadata, the call's.
+local function headers(client, opts)
+  local h = { ["Content-Type"] = "application/grpc", TE = "trailers", ["User-Agent"] = "grpc-lunet/0.1" }
+  for _, md in ipairs({ client.metadata or {}, opts.metadata or {} }) do
+    for k, v in pairs(md) do
+      local name = tostring(k):lower()
+      if name:match("^grpc%-") or name == "content-type" or name == "te" then
+        errors.raise("argument", "metadata '" .. name .. "' is the protocol's own")
+      end
+      h[name] = name:match("%-bin$") and b64(tostring(v)) or tostring(v)
+    end
+  end
+  local deadline = opts.deadline or client.deadline
+  if deadline then
+    if type(deadline) ~= "number" or deadline <= 0 then errors.raise("argument", "deadline must be a number of seconds above 0") end
+    h["grpc-timeout"] = math.max(1, math.ceil(deadline * 1000)) .. "m"
+  end
+  return h
+end
+
+local function deadline_error(what, deadline, when)
+  return errors.new("grpc", string.format("%s: DEADLINE_EXCEEDED: %s within %s s", what, when, deadline), { code = "DEADLINE_EXCEEDED", status = 4 })
+end
+
+--- Starts `method` (descriptors' method) with request messages `bodies` (encoded bytes) and
+--- waits for the answer's head: a call whose messages M.next reads. Raises kind protocol for a
+--- server that does not answer as gRPC, and the transport's kinds (a deadline passed: kind
+--- grpc, code DEADLINE_EXCEEDED, as gRPC clients report it).
+function M.open(client, method, bodies, opts)
+  opts = opts or {}
+  local parts = {}
+  for i, b in ipairs(bodies) do parts[i] = frames.frame(b) end
+  local deadline = opts.deadline or client.deadline
+  local what = method.service .. "/" .. method.name
+  local request = {
+    method = "POST", url = method.path:sub(2), headers = headers(client, opts), body = table.concat(parts),
+    content_type = "application/grpc", timeout = deadline, stream = true, cancel = opts.cancel,
+    accept_status = false,   -- every status: a non-200 is said below, as not gRPC
+  }
+  local ok, r = pcall(client.session.request, client.session, request)
+  if not ok then
+    if errors.is(r) and r.kind == "timeout" and deadline then error(deadline_error(what, deadline, "no answer"), 0) end
+    if errors.is(r) and r.kind == "protocol" then
+      error(errors.new("protocol", string.format("%s: the server did not answer as gRPC over HTTP/2 (%s)", what, r.message), { url = r.url }), 0)
+    end
+    error(r, 0)
+  end
+  local ctype = r.headers["content-type"] or ""
+  if r.status ~= 200 or not ctype:match("^application/grpc") then
+    pcall(r.close, r)
+    error(errors.new("protocol", string.format("%s: the server did not answer as gRPC (HTTP %d, %s)", what, r.status, ctype ~= "" and ctype or "no content-type"), { response = r }), 0)
+  end
+  return { r = r, what = what, deadline = deadline, reader = frames.reader(opts.max_message or client.max_message),
+           chunks = r:chunks(), ready = {}, done = false }
+end
+
+--- The call's next answer message (bytes), or nil once the answer ended with status OK; a
+--- non-OK status is raised (kind grpc) when the messages before it have been read.
+function M.next(c)
+  while #c.ready == 0 do
+    if c.done then
+      local problem = status.error_of(c.r, c.what)
+      if problem then error(problem, 0) end
+      return nil
+    end
+    local ok, piece = pcall(c.chunks)
+    if not ok then
+      pcall(c.r.close, c.r)
+      if errors.is(piece) and piece.kind == "timeout" and c.deadline then error(deadline_error(c.what, c.deadline, "the answer did not end"), 0) end
+      error(piece, 0)
+    end
+    if piece == nil then
+      c.reader:finish()
+      c.done = true
+    else
+      for _, m in ipairs(c.reader:feed(piece)) do
+        if m.compressed then errors.raise("protocol", c.what .. ": a compressed message, though none was asked for") end
+        c.ready[#c.ready + 1] = m.bytes
+      end
+    end
+  end
+  return table.remove(c.ready, 1)
+end
+
+--- Stops a call whose answer is not read to its end (RST_STREAM to the server).
+function M.close(c) pcall(c.r.close, c.r) end
+
+return M

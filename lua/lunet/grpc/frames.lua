@@ -1,0 +1,58 @@
+--- gRPC's length-prefixed messages (the gRPC over HTTP/2 protocol): each message goes as one
+--- byte (1 when compressed), four bytes of length (big-endian), then the message. A reader takes
+--- a body in pieces as they arrive and gives whole messages; a message longer than `max`
+--- (gRPC's 4 MiB by default) is refused before it is read, never buffered.
+local errors = require "lunet.errors"
+
+local M = {}
+
+M.DEFAULT_MAX = 4 * 1024 * 1024
+
+--- One message framed.
+function M.frame(bytes, compressed)
+  return string.pack(">BI4", compressed and 1 or 0, #bytes) .. bytes
+end
+
+--- A reader: reader:feed(piece) returns the whole messages it completes, a list of
+--- { bytes, compressed }; reader:finish() raises if a message was cut short.
+function M.reader(max)
+  max = max or M.DEFAULT_MAX
+  local pending, r = {}, {}
+  local buffered = 0
+  local need            -- the length of the message whose prefix has been read
+  local compressed
+  local function take(n)  -- the first n buffered bytes, out of the buffer
+    local s = table.concat(pending)
+    pending = { s:sub(n + 1) }
+    buffered = buffered - n
+    return s:sub(1, n)
+  end
+  function r:feed(piece)
+    pending[#pending + 1] = piece
+    buffered = buffered + #piece
+    local out = {}
+    while true do
+      if not need then
+        if buffered < 5 then break end
+        local flag, length = string.unpack(">BI4", take(5))
+        if flag > 1 then errors.raise("protocol", string.format("a gRPC message's first byte is %d, not 0 or 1: the server is not speaking gRPC", flag)) end
+        if length > max then
+          errors.raise("too_large", string.format("a gRPC message of %d bytes is over the limit of %d (max_message)", length, max), { limit = max })
+        end
+        need, compressed = length, flag == 1
+      end
+      if buffered < need then break end
+      out[#out + 1] = { bytes = take(need), compressed = compressed }
+      need = nil
+    end
+    return out
+  end
+  function r:finish()
+    if need or buffered > 0 then
+      errors.raise("protocol", string.format("the response ended inside a gRPC message (%d bytes of it missing)", (need or 5) - buffered))
+    end
+  end
+  return r
+end
+
+return M
