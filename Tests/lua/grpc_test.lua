@@ -83,6 +83,8 @@ test("bad input is refused before sending: an unknown method lists the service's
   truthy(e.message:find("nme", 1, true), e.message)
   e = fails("argument", function() g:call("greet.Greeter/SayHello", { name = 5 }) end)
   truthy(e.message:find("name", 1, true), e.message)
+  e = fails("argument", function() g:call("greet.Greeter/SayHello", { name = "x" }, { metadata = { ["x-a"] = "a\r\nx-injected: 1" } }) end)
+  truthy(e.message:find("x-a", 1, true), "a metadata value with CR LF is refused: " .. e.message)
 end)
 
 test("messages over max_message are kind too_large (4 MiB by default); 16 MB when allowed", function()

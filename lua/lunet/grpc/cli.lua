@@ -75,6 +75,12 @@ local function requests(c, json_word)
   return list
 end
 
+-- Names from a server's descriptors, printed to a terminal: control bytes escaped, never obeyed.
+local function say(text)
+  if require("lunet.core").isatty(1) then text = require("lunet.terminal_safe").text(text) end
+  print(text)
+end
+
 local function show(v)
   if require("lunet.core").isatty(1) then print(json.encode(v, { pretty = true })) else print(json.encode(v)) end
 end
@@ -93,13 +99,13 @@ local function run(argv)
     metadata = c.metadata, deadline = tonumber(c.deadline), max_message = tonumber(c.max),
   })
   if verb == "list" then
-    if c.words[3] then print(g:describe(c.words[3])) return 0 end
-    for _, name in ipairs(g:services()) do print(name) end
+    if c.words[3] then say(g:describe(c.words[3])) return 0 end
+    for _, name in ipairs(g:services()) do say(name) end
     return 0
   end
   if verb == "describe" then
     if not c.words[3] then usage("describe which symbol?") end
-    print(g:describe(c.words[3]))
+    say(g:describe(c.words[3]))
     return 0
   end
   local m = g:method(verb)
