@@ -281,6 +281,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     ap.add_argument("--no-reflection", action="store_true")
+    ap.add_argument("--port", type=int, default=0, help="this port instead of one the kernel picks (a restart on the same port)")
     args = ap.parse_args()
 
     server = grpc.server(
@@ -309,9 +310,9 @@ def main():
 
     if args.tls:
         cert, key = (Path(p).read_bytes() for p in args.tls)
-        port = server.add_secure_port("127.0.0.1:0", grpc.ssl_server_credentials([(key, cert)]))
+        port = server.add_secure_port("127.0.0.1:%d" % args.port, grpc.ssl_server_credentials([(key, cert)]))
     else:
-        port = server.add_insecure_port("127.0.0.1:0")
+        port = server.add_insecure_port("127.0.0.1:%d" % args.port)
     if port == 0:
         sys.exit("grpc_server: could not listen on 127.0.0.1")
     server.start()

@@ -176,6 +176,26 @@ end]], TARGET, PROTO))
   truthy(out:find("grpc_req_duration", 1, true), "in the summary:\n" .. out)
 end)
 
+test("h2c calls share a connection, and a restarted server's next call goes through", function()
+  local spipe, spid, sport = h.start_venv_server("grpc_server.py")
+  local g = grpc.client("127.0.0.1:" .. sport, { proto = PROTO })
+  local opened = 0
+  for i = 1, 5 do
+    local _, r = g:call("greet.Greeter/SayHello", { name = "n" .. i })
+    opened = opened + r.connections_opened
+  end
+  eq(opened, 1, "five calls, one connection (libcurl 7.88 cannot reuse h2c by itself: H2CReuse)")
+  h.stop_server(spipe, spid)
+  os.execute("sleep 0.3")
+  spipe, spid = h.start_venv_server("grpc_server.py", "--port", sport)
+  local ok, err = pcall(function()
+    eq(g:call("greet.Greeter/SayHello", { name = "again" }).message, "hello again", "the first call after the restart")
+    eq(g:call("greet.Greeter/SayHello", { name = "and" }).message, "hello and", "and the next")
+  end)
+  h.stop_server(spipe, spid)
+  if not ok then error(err, 0) end
+end)
+
 test("docs/grpc.md's example runs as written, against the test server", function()
   local doc = assert(h.read_file(HERE .. "../../docs/grpc.md"))
   local block = assert(doc:match("```lua\n(.-)```"), "a lua block"):gsub("127%.0%.0%.1:50051", TARGET)

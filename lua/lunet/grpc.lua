@@ -73,7 +73,7 @@ function M.client(target, opts)
     cert = opts.cert, cert_key = opts.cert_key, connect_timeout = opts.connect_timeout,
     max_body = false,   -- messages are bounded one by one (max_message), a stream may be long
   })
-  local c = setmetatable({ target = target, session = session, descriptors = descriptors.new(), reflection = opts.reflection,
+  local c = setmetatable({ target = target, session = session, descriptors = descriptors.new(), reflection = opts.reflection, h2c = not tls,
     metadata = opts.metadata, deadline = opts.deadline, max_message = opts.max_message or frames.DEFAULT_MAX }, Client)
   if opts.descriptor then
     local f, err = io.open(opts.descriptor, "rb")

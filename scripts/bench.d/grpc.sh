@@ -4,8 +4,8 @@
 # Each client makes GRPC_CALLS SayHello calls, 1 at a time and then 64 at a time, after a
 # warm-up; calls/s (wall) and CPU per call (the client's own CPU time over the timed calls:
 # os.clock, time.process_time; start-up, imports and protoc left out). The Python server bounds calls/s for both, so CPU is the figure. Goal (issue 39): lunet
-# at most half of grpcio's CPU per call at 64 concurrent. Plaintext both: lunet's libcurl 7.88
-# opens a connection a call on h2c (docs/grpc.md says why); grpcio keeps one.
+# at most half of grpcio's CPU per call at 64 concurrent. Plaintext both, one connection each
+# (lunet's H2CReuse on libcurl 7.88: docs/grpc.md).
 #   GRPC_CALLS=n (default 4000; 500 with --quick)
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -98,8 +98,8 @@ for c in 1 64; do
 done
 ratio_goal "lunet/grpcio CPU per call, 64 concurrent" "${US[lunet_64]:-}" "${US[grpcio_64]:-}" "<=" "$GOAL"
 echo "    CPU: the client's own CPU time (os.clock, time.process_time) over the timed calls only;"
-echo "    the server (grpcio, Python) runs on the same 2 CPUs. $V_GRPC. lunet: h2c with a connection a"
-echo "    call (libcurl 7.88); grpcio: one channel."
+echo "    the server (grpcio, Python) runs on the same 2 CPUs. $V_GRPC; both plaintext (h2c) on one"
+echo "    connection (lunet: H2CReuse on libcurl 7.88); grpcio: one channel."
 
 [[ -n ${BENCH_MARKDOWN:-} ]] && {
   md_head "## (m) gRPC: lunet's grpc.client beside grpcio"
@@ -111,7 +111,7 @@ echo "    call (libcurl 7.88); grpcio: one channel."
   echo
   echo "- $CALLS unary SayHello calls a row after 50 to warm up, against scripts/grpc_server.py (grpcio,"
   echo "  plaintext) on the same 2 CPUs; $V_GRPC with grpc.aio (asyncio) and one channel; lunet's"
-  echo "  grpc.client with tasks, on h2c, which libcurl 7.88 cannot reuse (a connection a call)."
+  echo "  grpc.client with tasks, on h2c, sharing one connection (H2CReuse on libcurl 7.88)."
   echo "- CPU per call: the client's own CPU time (os.clock, time.process_time) over the timed calls."
 } >"${BENCH_MARKDOWN:-/dev/null}"
 exit 0

@@ -163,23 +163,20 @@ extension Transfer {
             case .http2PriorKnowledge: value = CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
             case .http3: value = 30  // CURL_HTTP_VERSION_3; libcurl says so when it lacks HTTP/3
             }
-            status.check(lunet_easy_setopt_long(h, CURLOPT_HTTP_VERSION, value))
-            // libcurl before 8.0 stacked a second HTTP/2 layer on a reused prior-knowledge
-            // connection, and every request after the first failed with "Error in the HTTP2
-            // framing layer" (curl issue 10634, fixed in 8.0.0): Debian 12 ships 7.88.1. There,
-            // each h2c request gets a connection of its own (gRPC's plaintext calls do).
-            if v == .http2PriorKnowledge && Transfer.h2cReuseIsBroken {
+            // h2c on libcurl before 8.0: prior knowledge only for a connection of its own,
+            // plain HTTP/2 to share one that answered (H2CReuse says why).
+            if v == .http2PriorKnowledge && H2CReuse.broken, let origin = H2CReuse.origin(of: request.url) {
+                h2cOrigin = origin
+                if H2CReuse.isKnown(origin) {
+                    status.check(lunet_easy_setopt_long(h, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_2_0))
+                    status.check(lunet_easy_setopt_long(h, CURLOPT_PIPEWAIT, 1))
+                    return
+                }
                 status.check(lunet_easy_setopt_long(h, CURLOPT_FRESH_CONNECT, 1))
-                status.check(lunet_easy_setopt_long(h, CURLOPT_FORBID_REUSE, 1))
             }
+            status.check(lunet_easy_setopt_long(h, CURLOPT_HTTP_VERSION, value))
         }
     }
-
-    /// Whether the loaded libcurl is older than 8.0.0 (read once, when libcurl is loaded).
-    static let h2cReuseIsBroken: Bool = {
-        let n = lunet_curl_version_num()
-        return n != 0 && n < 0x080000
-    }()
 
     /// Digest, NTLM or Negotiate: libcurl answers the server's challenge.
     private func configureAuth(_ h: UnsafeMutableRawPointer, _ request: HTTPRequest, _ status: inout SetoptStatus) -> LunetError? {

@@ -53,6 +53,9 @@ extension Transfer {
         }
         if capturesSentHead { response.sentHead = sentHead.string }
         if let trailers = trailerLines, trailers.count > 0 { response.trailers = HTTPHeaders(parsingLines: trailers.bytes) }
+        if let origin = h2cOrigin {   // an h2c answer: its origin's connection can be shared (H2CReuse)
+            if versionName == "2" { H2CReuse.learn(origin) } else { H2CReuse.forget(origin) }
+        }
         return response
     }
 

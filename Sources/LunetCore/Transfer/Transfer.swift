@@ -107,6 +107,8 @@ public final class Transfer {
     var redirected: (hops: Int, time: Double)?
     /// The loop's timer that bounds the whole call (Transfer+Deadline.swift).
     var deadlineTimer: EventLoop.TimerID?
+    /// The origin of an h2c request on a libcurl older than 8.0 (H2CReuse), else nil.
+    var h2cOrigin: String?
 
     public init(request: consuming HTTPRequest, completion: @escaping Completion) {
         self.maxBody = request.options.maxBody
@@ -140,6 +142,8 @@ public final class Transfer {
     }
 
     func complete(_ result: Result<HTTPResponse, LunetError>) {
+        // An h2c request that failed: its origin's shared connection may be gone (H2CReuse).
+        if let origin = h2cOrigin, case .failure = result { H2CReuse.forget(origin) }
         if flow.deferred != nil { loop?.noteConsumerDone(self) }
         flow.clear()
         state = .finished

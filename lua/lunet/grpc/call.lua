@@ -47,10 +47,19 @@ function M.open(client, method, bodies, opts)
   local what = method.service .. "/" .. method.name
   local request = {
     method = "POST", url = method.path:sub(2), headers = headers(client, opts), body = table.concat(parts),
-    content_type = "application/grpc", timeout = deadline, stream = true, cancel = opts.cancel,
+    -- A streamed answer is read as it arrives; a single one whole, which costs less.
+    content_type = "application/grpc", timeout = deadline, stream = method.server_streaming == true, cancel = opts.cancel,
     accept_status = false,   -- every status: a non-200 is said below, as not gRPC
+    -- an answer read whole holds one message: no more than max_message is ever held
+    max_body = method.server_streaming ~= true and (opts.max_message or client.max_message) + 5 or nil,
   }
   local ok, r = pcall(client.session.request, client.session, request)
+  if not ok and client.h2c and errors.is(r) and (r.kind == "protocol" or r.kind == "connect") then
+    -- A shared h2c connection that the server closed meanwhile (a restart, an idle limit): on
+    -- libcurl before 8.0 the request then went out as HTTP/1.1 and was refused unread (H2CReuse
+    -- in the core). Once more, on a connection of its own, as gRPC retries a call never sent.
+    ok, r = pcall(client.session.request, client.session, request)
+  end
   if not ok then
     if errors.is(r) and r.kind == "timeout" and deadline then error(deadline_error(what, deadline, "no answer"), 0) end
     if errors.is(r) and r.kind == "protocol" then
@@ -63,8 +72,17 @@ function M.open(client, method, bodies, opts)
     pcall(r.close, r)
     error(errors.new("protocol", string.format("%s: the server did not answer as gRPC (HTTP %d, %s)", what, r.status, ctype ~= "" and ctype or "no content-type"), { response = r }), 0)
   end
-  return { r = r, what = what, deadline = deadline, reader = frames.reader(opts.max_message or client.max_message),
-           chunks = r:chunks(), ready = {}, done = false }
+  local c = { r = r, what = what, deadline = deadline, reader = frames.reader(opts.max_message or client.max_message),
+              chunks = r:chunks(), ready = {}, done = false }
+  if not request.stream then   -- the whole answer is in: its messages now
+    for _, m in ipairs(c.reader:feed(r.body or "")) do
+      if m.compressed then errors.raise("protocol", what .. ": a compressed message, though none was asked for") end
+      c.ready[#c.ready + 1] = m.bytes
+    end
+    c.reader:finish()
+    c.done = true
+  end
+  return c
 end
 
 --- The call's next answer message (bytes), or nil once the answer ended with status OK; a

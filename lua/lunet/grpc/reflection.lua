@@ -19,7 +19,7 @@ local function ask(client, requests)
   for i, req in ipairs(requests) do bodies[i] = protobuf.encode(req) end
   local last
   for _, service in ipairs(client.reflection_service and { client.reflection_service } or SERVICES) do
-    local method = { service = service, name = "ServerReflectionInfo", path = "/" .. service .. "/ServerReflectionInfo" }
+    local method = { service = service, name = "ServerReflectionInfo", path = "/" .. service .. "/ServerReflectionInfo", server_streaming = true }
     local ok, answers = pcall(function()
       local c = call.open(client, method, bodies, { deadline = client.deadline or 10 })
       local out = {}
