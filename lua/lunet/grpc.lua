@@ -18,7 +18,7 @@ M.status = require("lunet.grpc.status").NAMES
 
 local OPTIONS = { reflection = "boolean", descriptor = "string", proto = "any", import_paths = "table", tls = "boolean",
                   ca_file = "string", insecure = "boolean", cert = "string", cert_key = "string", metadata = "table",
-                  deadline = "number", max_message = "number", connect_timeout = "number" }
+                  deadline = "number", max_message = "number", connect_timeout = "number", compression = "string" }
 
 -- "host:port" (h2c), "http://host:port" (h2c), "https://host:port" or tls = true (TLS, h2 by ALPN).
 local function base_url(target, opts)
@@ -73,7 +73,7 @@ function M.client(target, opts)
     cert = opts.cert, cert_key = opts.cert_key, connect_timeout = opts.connect_timeout,
     max_body = false,   -- messages are bounded one by one (max_message), a stream may be long
   })
-  local c = setmetatable({ target = target, session = session, descriptors = descriptors.new(), reflection = opts.reflection, h2c = not tls,
+  local c = setmetatable({ target = target, session = session, descriptors = descriptors.new(), reflection = opts.reflection, h2c = not tls, compression = opts.compression,
     metadata = opts.metadata, deadline = opts.deadline, max_message = opts.max_message or frames.DEFAULT_MAX }, Client)
   if opts.descriptor then
     local f, err = io.open(opts.descriptor, "rb")

@@ -30,6 +30,7 @@ enum CoreModule {
             ("sha256_file", FileBinding.sha256), ("finalize_file", FileBinding.finalize), ("file_size", FileBinding.size), ("record_file", FileBinding.record), ("lock_file", FileBinding.lockFile), ("unlock_file", FileBinding.unlockFile),
             ("destination_problem", FileBinding.destinationProblem), ("write_private", FileBinding.writePrivate), ("make_private_dirs", DirectoryBinding.makePrivateDirs), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
             ("on_interrupt", InterruptBinding.onInterrupt), ("curl_preload", curlPreload), ("curl_preload_wait", curlPreloadWait), ("before_exit", beforeExit), ("is_secret_name", isSecretName),
+            ("gzip", GzipBinding.gzip), ("gunzip", GzipBinding.gunzip),
         ]
         s.newTable(hash: Int32(functions.count))
         for (name, fn) in functions {

@@ -3,6 +3,7 @@
 --- deadline as `grpc-timeout`, metadata as headers (`-bin` ones in base64), the request
 --- messages framed as the body; the answer's messages are read as they arrive, and its status
 --- comes from the trailers (or the head, for a trailers-only answer).
+local core = require "lunet.core"
 local errors = require "lunet.errors"
 local frames = require "lunet.grpc.frames"
 local status = require "lunet.grpc.status"
@@ -13,7 +14,14 @@ local function b64(s) return (require("lunet.har").base64(s):gsub("=+$", "")) en
 
 -- The request's headers: the protocol's, the client's metadata, the call's.
 local function headers(client, opts)
-  local h = { ["Content-Type"] = "application/grpc", TE = "trailers", ["User-Agent"] = "grpc-lunet/0.1" }
+  -- gzip either way: lunet reads gzip'ed replies, and sends gzip'ed messages when asked
+  local h = { ["Content-Type"] = "application/grpc", TE = "trailers", ["User-Agent"] = "grpc-lunet/0.1",
+              ["grpc-accept-encoding"] = "gzip" }
+  local compression = opts.compression or client.compression
+  if compression ~= nil and compression ~= "gzip" and compression ~= "identity" then
+    errors.raise("argument", "compression must be \"gzip\" or \"identity\", got " .. tostring(compression))
+  end
+  if compression == "gzip" then h["grpc-encoding"] = "gzip" end
   for _, md in ipairs({ client.metadata or {}, opts.metadata or {} }) do
     for k, v in pairs(md) do
       local name = tostring(k):lower()
@@ -42,7 +50,8 @@ end
 function M.open(client, method, bodies, opts)
   opts = opts or {}
   local parts = {}
-  for i, b in ipairs(bodies) do parts[i] = frames.frame(b) end
+  local gzip = (opts.compression or client.compression) == "gzip"
+  for i, b in ipairs(bodies) do parts[i] = gzip and frames.frame(core.gzip(b), true) or frames.frame(b) end
   local deadline = opts.deadline or client.deadline
   local what = method.service .. "/" .. method.name
   local request = {
@@ -72,17 +81,26 @@ function M.open(client, method, bodies, opts)
     pcall(r.close, r)
     error(errors.new("protocol", string.format("%s: the server did not answer as gRPC (HTTP %d, %s)", what, r.status, ctype ~= "" and ctype or "no content-type"), { response = r }), 0)
   end
-  local c = { r = r, what = what, deadline = deadline, reader = frames.reader(opts.max_message or client.max_message),
+  local c = { r = r, what = what, deadline = deadline, max = opts.max_message or client.max_message,
+              reader = frames.reader(opts.max_message or client.max_message),
               chunks = r:chunks(), ready = {}, done = false }
   if not request.stream then   -- the whole answer is in: its messages now
-    for _, m in ipairs(c.reader:feed(r.body or "")) do
-      if m.compressed then errors.raise("protocol", what .. ": a compressed message, though none was asked for") end
-      c.ready[#c.ready + 1] = m.bytes
-    end
+    for _, m in ipairs(c.reader:feed(r.body or "")) do c.ready[#c.ready + 1] = M.message(c, m) end
     c.reader:finish()
     c.done = true
   end
   return c
+end
+
+--- A reply message's bytes: a compressed one un-gzip'ed (the reply says grpc-encoding gzip),
+--- never to more than max_message bytes (kind too_large: a small bomb stays small).
+function M.message(c, m)
+  if not m.compressed then return m.bytes end
+  local encoding = c.r.headers["grpc-encoding"]
+  if encoding ~= "gzip" then
+    errors.raise("protocol", string.format("%s: a compressed message in %s encoding, which lunet did not offer", c.what, tostring(encoding or "no")))
+  end
+  return core.gunzip(m.bytes, c.max)
 end
 
 --- The call's next answer message (bytes), or nil once the answer ended with status OK; a
@@ -104,10 +122,7 @@ function M.next(c)
       c.reader:finish()
       c.done = true
     else
-      for _, m in ipairs(c.reader:feed(piece)) do
-        if m.compressed then errors.raise("protocol", c.what .. ": a compressed message, though none was asked for") end
-        c.ready[#c.ready + 1] = m.bytes
-      end
+      for _, m in ipairs(c.reader:feed(piece)) do c.ready[#c.ready + 1] = M.message(c, m) end
     end
   end
   return table.remove(c.ready, 1)
