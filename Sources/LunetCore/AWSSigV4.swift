@@ -174,6 +174,12 @@ public enum AWSSigV4 {
                 throw LunetError(.argument, "aws_sigv4 cannot sign a multipart body for this service (its hash is needed before libcurl builds it): send the body as bytes", url: r.url)
             }
             return unsignedPayload
+        case .stream:
+            // Pieces given while it is sent: no hash of the whole exists when it is signed.
+            guard s3 else {
+                throw LunetError(.argument, "aws_sigv4 cannot sign a body sent in pieces for this service: send it as bytes", url: r.url)
+            }
+            return unsignedPayload
         case .bytes(let b):
             return hex(sha256(b.base.map { Array(UnsafeRawBufferPointer(start: $0, count: b.count)) } ?? []))
         case .none:

@@ -8,6 +8,9 @@ public struct HTTPRequest {
         case multipart([MultipartPart])
         /// A file's contents, read in chunks while the request is sent (an upload).
         case file(String)
+        /// Pieces given while the transfer runs (Transfer.sendPiece, closeSending), of a length
+        /// not known in advance: gRPC's client and bidirectional streams (Transfer+Send.swift).
+        case stream
     }
 
     public var method: String

@@ -130,8 +130,18 @@ function Client:call(name, message, opts)
   return self:decode(m, first), c.r
 end
 
+--- The same as a task; cancelling the task (t:cancel()) stops the call's transfer too.
 function Client:call_async(name, message, opts)
-  return require("lunet.task").spawn(function() return self:call(name, message, opts) end)
+  local task = require "lunet.task"
+  local o = {}
+  for k, v in pairs(opts or {}) do o[k] = v end
+  local own = task.cancel_token()
+  local theirs = o.cancel
+  o.cancel = own
+  local t = task.spawn(function() return self:call(name, message, o) end)
+  t:_on_cancel_do(function() own:cancel() end)
+  if theirs then theirs:_add(t) end
+  return t
 end
 
 --- A server-streaming call: an iterator over the reply messages as they arrive (a non-OK
@@ -151,38 +161,38 @@ function Client:stream(name, message, opts)
   end, c
 end
 
---- A client-streaming call: up:send(msg) as often as needed, then up:close_and_receive().
---- The messages go together when the call closes (lunet sends a request body whole).
+--- A client-streaming call: up:send(msg) as often as needed (each goes out at once), then
+--- up:close_and_receive() for the reply.
 function Client:client_stream(name, opts)
   local m = self:method(name)
-  local pending = {}
+  local c = call.start(self, m, opts)
+  local client = self
   return {
-    send = function(_, msg) pending[#pending + 1] = self:encode(m, msg) end,
+    send = function(_, msg) call.send(c, client:encode(m, msg)) end,
     close_and_receive = function()
-      local c = call.open(self, m, pending, opts)
+      call.close_send(c)
       local reply = call.next(c)
       if reply == nil or call.next(c) ~= nil then errors.raise("protocol", name .. ": a client-streaming answer holds one message") end
-      return self:decode(m, reply)
+      return client:decode(m, reply)
     end,
+    cancel = function() call.close(c) end,
   }
 end
 
---- A bidirectional call, half-duplex: chat:send(msg) queues, chat:receive() (after the last
---- send) sends them all and gives the replies one by one; nil at the end.
+--- A bidirectional call: chat:send(msg) goes out at once, chat:receive() waits for the next
+--- reply (nil at the end), chat:close_send() ends this side, chat:close() stops the call.
 function Client:bidi(name, opts)
   local m = self:method(name)
-  local client, pending, c = self, {}, nil
+  local c = call.start(self, m, opts)
+  local client = self
   local chat = {}
-  function chat.send(_, msg)
-    if c then errors.raise("argument", name .. ": lunet's bidirectional calls send everything before the first receive") end
-    pending[#pending + 1] = client:encode(m, msg)
-  end
+  function chat.send(_, msg) call.send(c, client:encode(m, msg)) end
+  function chat.close_send() call.close_send(c) end
   function chat.receive()
-    c = c or call.open(client, m, pending, opts)
     local bytes = call.next(c)
     return bytes and client:decode(m, bytes) or nil
   end
-  function chat.close() if c then call.close(c) end end
+  function chat.close() call.close(c) end
   return chat
 end
 

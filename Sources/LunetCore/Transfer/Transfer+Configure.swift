@@ -99,6 +99,8 @@ extension Transfer {
             if let problem = configureMultipart(h, parts, request.url) { return problem }
         } else if case .file(let path) = request.body {
             if let problem = configureUpload(h, path, request) { return problem }
+        } else if case .stream = request.body {
+            configureStreamedBody(h)
         } else if request.method == "POST" {
             status.check(lunet_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, 0))
             status.check(lunet_easy_setopt_ptr(h, CURLOPT_POSTFIELDS, emptyBody))

@@ -5,6 +5,7 @@ import Glibc
 /// curl_multi_perform): the body's pieces, the header lines, an upload's reads.
 extension Transfer {
     func readUpload(_ buffer: UnsafeMutablePointer<CChar>, _ n: Int) -> Int {
+        if case .stream = request.body { return readStream(buffer, n) }
         while true {
             let r = read(uploadFD, buffer, n)
             if r >= 0 { return r }

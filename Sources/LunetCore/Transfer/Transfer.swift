@@ -98,6 +98,12 @@ public final class Transfer {
     public internal(set) var progress: (download: Int64, downloadTotal: Int64, upload: Int64, uploadTotal: Int64) = (0, 0, 0, 0)
     weak var loop: EventLoop?
     var uploadFD: Int32 = -1
+    /// A body sent as it is given (Body.stream; Transfer+Send.swift): the pieces not yet read
+    /// by curl, how far into the first, whether the sender is done, and whether curl waits.
+    var sendQueue: [ByteBuffer] = []
+    var sendOffset = 0
+    var sendClosed = false
+    var sendPaused = false
     /// The jar the transfer was started with (a redirect it follows itself starts again with it).
     var cookieJar: CookieJar?
     /// When the transfer was first started (EventLoop.now()): the whole call's timeout counts

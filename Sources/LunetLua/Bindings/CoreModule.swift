@@ -31,6 +31,7 @@ enum CoreModule {
             ("destination_problem", FileBinding.destinationProblem), ("write_private", FileBinding.writePrivate), ("make_private_dirs", DirectoryBinding.makePrivateDirs), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
             ("on_interrupt", InterruptBinding.onInterrupt), ("curl_preload", curlPreload), ("curl_preload_wait", curlPreloadWait), ("before_exit", beforeExit), ("is_secret_name", isSecretName),
             ("gzip", GzipBinding.gzip), ("gunzip", GzipBinding.gunzip),
+            ("transfer_send", TransferBinding.transferSend), ("transfer_close_send", TransferBinding.transferCloseSend),
         ]
         s.newTable(hash: Int32(functions.count))
         for (name, fn) in functions {

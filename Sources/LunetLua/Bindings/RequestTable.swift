@@ -16,6 +16,7 @@ struct RequestTable {
     var cachePolicy: String?
     var offlineMissResponse = false
     var longLived = false
+    var sendStream = false
     var target: FileTarget?
     var wantsProgress = false
     var stream = false
@@ -42,6 +43,7 @@ struct RequestTable {
             case "cache_policy": cachePolicy = s.string(-1)
             case "offline_miss_504": offlineMissResponse = s.bool(-1)
             case "long_lived": longLived = s.bool(-1)
+            case "send_stream": sendStream = s.bool(-1)
             case "download": if s.type(-1) == LUA_TTABLE { target = Self.downloadTarget(s) }
             case "progress": wantsProgress = s.bool(-1)
             case "stream": stream = s.bool(-1)
@@ -81,6 +83,7 @@ struct RequestTable {
         if let bytesBody { request.body = .bytes(bytesBody) }
         if let multipart { request.body = .multipart(multipart) }
         if let uploadFile { request.body = .file(uploadFile) }
+        if sendStream { request.body = .stream }
         if let policy = cachePolicy {
             guard let p = CachePolicy(rawValue: policy) else {
                 return .failure(RequestTableError(message: "option 'cache' must be \"default\", \"reload\", \"no_store\", \"prefer_cache\" or \"only_if_cached\", got \"\(policy)\""))

@@ -261,6 +261,8 @@ enum ResponseBinding {
             s.setRawField(-2, "multipart")
         case .file(let path):
             s.set(-1, "upload_file", path)
+        case .stream:
+            s.set(-1, "body_streamed", true)   // sent in pieces: nothing of it is kept
         case .none:
             break
         }

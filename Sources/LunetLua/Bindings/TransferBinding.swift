@@ -213,6 +213,33 @@ enum TransferBinding {
         }
     }
 
+    /// core.transfer_send(transfer id, bytes): the next piece of a body sent in pieces (a request
+    /// with send_stream); core.transfer_close_send(transfer id): no more pieces. Nothing for a
+    /// finished or unknown transfer (its call has ended).
+    static let transferSend: lunet_SwiftFunction = { L in
+        let L = L!
+        switch transfer(L, "transfer_send") {
+        case .bad: return LUNET_RAISE
+        case .gone: return 0
+        case .found(let t, let host):
+            guard let bytes = LuaStack(L).bytes(2) else { return LuaErrorObject.badArgument(L, 2, "transfer_send", "string expected") }
+            let piece = ByteBuffer(copying: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: bytes.count)
+            host.entered(from: L) { t.sendPiece(piece) }
+            return 0
+        }
+    }
+
+    static let transferCloseSend: lunet_SwiftFunction = { L in
+        let L = L!
+        switch transfer(L, "transfer_close_send") {
+        case .bad: return LUNET_RAISE
+        case .gone: return 0
+        case .found(let t, let host):
+            host.entered(from: L) { t.closeSending() }
+            return 0
+        }
+    }
+
     /// core.events_done(transfer id): the events callback's consumer is through with the batch
     /// it was handed (see core.send's on_events). A finished or unknown transfer: nothing.
     static let eventsDone: lunet_SwiftFunction = { L in

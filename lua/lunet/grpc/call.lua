@@ -47,21 +47,52 @@ end
 --- waits for the answer's head: a call whose messages M.next reads. Raises kind protocol for a
 --- server that does not answer as gRPC, and the transport's kinds (a deadline passed: kind
 --- grpc, code DEADLINE_EXCEEDED, as gRPC clients report it).
+-- The answer's head, checked: the call `c` ready to read its messages (c.r, c.chunks), or the
+-- request's failure raised as gRPC clients report it.
+local function take_head(c, ok, r)
+  if not ok then
+    if errors.is(r) and r.kind == "timeout" and c.deadline then error(deadline_error(c.what, c.deadline, "no answer"), 0) end
+    if errors.is(r) and r.kind == "protocol" then
+      error(errors.new("protocol", string.format("%s: the server did not answer as gRPC over HTTP/2 (%s)", c.what, r.message), { url = r.url }), 0)
+    end
+    error(r, 0)
+  end
+  local ctype = r.headers["content-type"] or ""
+  if r.status ~= 200 or not ctype:match("^application/grpc") then
+    pcall(r.close, r)
+    error(errors.new("protocol", string.format("%s: the server did not answer as gRPC (HTTP %d, %s)", c.what, r.status, ctype ~= "" and ctype or "no content-type"), { response = r }), 0)
+  end
+  c.r, c.chunks = r, r:chunks()
+end
+
+local function new_call(client, method, opts)
+  local max = opts.max_message or client.max_message
+  return { what = method.service .. "/" .. method.name, deadline = opts.deadline or client.deadline, max = max,
+           reader = frames.reader(max), ready = {}, done = false, gzip = (opts.compression or client.compression) == "gzip" }
+end
+
+local function framed(c, bytes) return c.gzip and frames.frame(core.gzip(bytes), true) or frames.frame(bytes) end
+
+-- The request options of a call: the protocol's head, the deadline, every status let through.
+local function request_of(client, method, opts, c)
+  return { method = "POST", url = method.path:sub(2), headers = headers(client, opts), content_type = "application/grpc",
+           timeout = c.deadline, cancel = opts.cancel, accept_status = false }   -- a non-200 is said by take_head
+end
+
+--- Starts `method` (descriptors' method) with request messages `bodies` (encoded bytes), all
+--- sent as one body, and waits for the answer's head: a call whose messages M.next reads.
+--- Raises kind protocol for a server that does not answer as gRPC, and the transport's kinds
+--- (a deadline passed: kind grpc, code DEADLINE_EXCEEDED, as gRPC clients report it).
 function M.open(client, method, bodies, opts)
   opts = opts or {}
+  local c = new_call(client, method, opts)
   local parts = {}
-  local gzip = (opts.compression or client.compression) == "gzip"
-  for i, b in ipairs(bodies) do parts[i] = gzip and frames.frame(core.gzip(b), true) or frames.frame(b) end
-  local deadline = opts.deadline or client.deadline
-  local what = method.service .. "/" .. method.name
-  local request = {
-    method = "POST", url = method.path:sub(2), headers = headers(client, opts), body = table.concat(parts),
-    -- A streamed answer is read as it arrives; a single one whole, which costs less.
-    content_type = "application/grpc", timeout = deadline, stream = method.server_streaming == true, cancel = opts.cancel,
-    accept_status = false,   -- every status: a non-200 is said below, as not gRPC
-    -- an answer read whole holds one message: no more than max_message is ever held
-    max_body = method.server_streaming ~= true and (opts.max_message or client.max_message) + 5 or nil,
-  }
+  for i, b in ipairs(bodies) do parts[i] = framed(c, b) end
+  local request = request_of(client, method, opts, c)
+  request.body = table.concat(parts)
+  -- A streamed answer is read as it arrives; a single one whole (cheaper), never over max_message.
+  request.stream = method.server_streaming == true
+  request.max_body = not request.stream and c.max + 5 or nil
   local ok, r = pcall(client.session.request, client.session, request)
   if not ok and client.h2c and errors.is(r) and (r.kind == "protocol" or r.kind == "connect") then
     -- A shared h2c connection that the server closed meanwhile (a restart, an idle limit): on
@@ -69,27 +100,46 @@ function M.open(client, method, bodies, opts)
     -- in the core). Once more, on a connection of its own, as gRPC retries a call never sent.
     ok, r = pcall(client.session.request, client.session, request)
   end
-  if not ok then
-    if errors.is(r) and r.kind == "timeout" and deadline then error(deadline_error(what, deadline, "no answer"), 0) end
-    if errors.is(r) and r.kind == "protocol" then
-      error(errors.new("protocol", string.format("%s: the server did not answer as gRPC over HTTP/2 (%s)", what, r.message), { url = r.url }), 0)
-    end
-    error(r, 0)
-  end
-  local ctype = r.headers["content-type"] or ""
-  if r.status ~= 200 or not ctype:match("^application/grpc") then
-    pcall(r.close, r)
-    error(errors.new("protocol", string.format("%s: the server did not answer as gRPC (HTTP %d, %s)", what, r.status, ctype ~= "" and ctype or "no content-type"), { response = r }), 0)
-  end
-  local c = { r = r, what = what, deadline = deadline, max = opts.max_message or client.max_message,
-              reader = frames.reader(opts.max_message or client.max_message),
-              chunks = r:chunks(), ready = {}, done = false }
+  take_head(c, ok, r)
   if not request.stream then   -- the whole answer is in: its messages now
     for _, m in ipairs(c.reader:feed(r.body or "")) do c.ready[#c.ready + 1] = M.message(c, m) end
     c.reader:finish()
     c.done = true
   end
   return c
+end
+
+--- Starts `method` with a body sent message by message while the call runs (client streaming,
+--- bidirectional): M.send, M.close_send; the answer is read with M.next, which first waits for
+--- its head. Messages sent before the transfer has its number wait in the call.
+function M.start(client, method, opts)
+  opts = opts or {}
+  local c = new_call(client, method, opts)
+  c.pending = {}
+  local request = request_of(client, method, opts, c)
+  request.stream, request._send_stream = true, true
+  request._on_transfer = function(id)
+    c.id = id
+    for _, f in ipairs(c.pending) do core.transfer_send(id, f) end
+    c.pending = nil
+    if c.closed then core.transfer_close_send(id) end
+  end
+  c.task = client.session:request_async(request)
+  return c
+end
+
+--- Sends one message of a started call.
+function M.send(c, bytes)
+  if c.closed then errors.raise("argument", c.what .. ": the call was closed for sending") end
+  local f = framed(c, bytes)
+  if c.id then core.transfer_send(c.id, f) else c.pending[#c.pending + 1] = f end
+end
+
+--- No more messages from this side (the server sees the end of the request).
+function M.close_send(c)
+  if c.closed then return end
+  c.closed = true
+  if c.id then core.transfer_close_send(c.id) end
 end
 
 --- A reply message's bytes: a compressed one un-gzip'ed (the reply says grpc-encoding gzip),
@@ -106,6 +156,7 @@ end
 --- The call's next answer message (bytes), or nil once the answer ended with status OK; a
 --- non-OK status is raised (kind grpc) when the messages before it have been read.
 function M.next(c)
+  if not c.r then take_head(c, pcall(c.task.await, c.task)) end
   while #c.ready == 0 do
     if c.done then
       local problem = status.error_of(c.r, c.what)
@@ -129,6 +180,8 @@ function M.next(c)
 end
 
 --- Stops a call whose answer is not read to its end (RST_STREAM to the server).
-function M.close(c) pcall(c.r.close, c.r) end
+function M.close(c)
+  if c.r then pcall(c.r.close, c.r) elseif c.task then c.task:cancel("the call was closed") end
+end
 
 return M

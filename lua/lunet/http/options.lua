@@ -30,6 +30,9 @@ M.REQUEST = {
   _download = "table", _progress = "boolean", _stream = "boolean", _on_events = "function", _upload_file = "string",
   -- used by lunet.sse: a connection that lives long (the stream pool, no connection caps)
   _long_lived = "boolean",
+  -- used by lunet.grpc: a body sent in pieces (core.transfer_send), and the transfer's number
+  -- handed over as soon as it is started
+  _send_stream = "boolean", _on_transfer = "function",
   -- used by the command line (-v): keep the head libcurl sent
   _record_head = "boolean",
   -- used by lunet.auth: a token request is not recorded (its answer is the token)

@@ -137,6 +137,7 @@ local function transport(validates, recording)
       if ok then task._resolve(t, r) else task._reject(t, e) end
     end, req)
     t:_on_cancel_do(core.cancel, id)
+    if opts._on_transfer and t.state == "pending" then opts._on_transfer(id) end   -- lunet.grpc's sender
     return t
   end
   if validates or recording then return attempt end
