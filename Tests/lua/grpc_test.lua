@@ -26,7 +26,7 @@ test("reflection: the services, and a unary call with metadata both ways (binary
   eq(reply.message, "hello lunet")
   eq(r.headers["x-id"], "7", "initial metadata")
   eq(r.trailers["x-id-trailer"], "7", "trailing metadata")
-  eq(require("lunet.grpc.status").unbase64(r.trailers["x-bin-bin"]), "\0\1\255", "binary metadata, base64 on the wire")
+  eq(require("lunet.base64").decode(r.trailers["x-bin-bin"]), "\0\1\255", "binary metadata, base64 on the wire")
 end)
 
 test("server streaming reads each reply as it arrives; client streaming; bidirectional", function()

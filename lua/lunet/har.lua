@@ -37,21 +37,8 @@ local function utf8_text(s)
   return (string.gsub(s, "[\128-\255]", function(c) return utf8.char(string.byte(c)) end))
 end
 
-local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-
---- Standard base64 (RFC 4648, with padding).
-function M.base64(s)
-  local out = {}
-  for i = 1, #s, 3 do
-    local a, b, c = string.byte(s, i, i + 2)
-    local n = a * 65536 + (b or 0) * 256 + (c or 0)
-    local c1, c2 = (n >> 18) & 63, (n >> 12) & 63
-    local c3, c4 = (n >> 6) & 63, n & 63
-    out[#out + 1] = string.sub(B64, c1 + 1, c1 + 1) .. string.sub(B64, c2 + 1, c2 + 1) ..
-      (b and string.sub(B64, c3 + 1, c3 + 1) or "=") .. (c and string.sub(B64, c4 + 1, c4 + 1) or "=")
-  end
-  return table.concat(out)
-end
+--- Standard base64 (RFC 4648, with padding): lunet.base64's.
+M.base64 = require("lunet.base64").encode
 
 --- ISO 8601 in UTC with milliseconds: 2024-05-01T12:00:00.123Z.
 function M.iso8601(epoch)

@@ -119,7 +119,7 @@ function M.fetcher(opts, token_session)
     if opts.client_auth == "basic" and o.client_secret then
       -- RFC 6749 §2.3.1: the id and secret form-encoded, then as Basic credentials.
       local pair = url.encode(o.client_id) .. ":" .. url.encode(o.client_secret)
-      headers.Authorization = "Basic " .. require("lunet.har").base64(pair)
+      headers.Authorization = "Basic " .. require("lunet.base64").encode(pair)
     end
     return M.post_within_origin(token_session(), o.token_url, { headers = headers, form = form_of(opts, use_refresh) })
   end

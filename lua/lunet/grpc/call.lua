@@ -10,7 +10,7 @@ local status = require "lunet.grpc.status"
 
 local M = {}
 
-local function b64(s) return (require("lunet.har").base64(s):gsub("=+$", "")) end
+local function b64(s) return (require("lunet.base64").encode(s):gsub("=+$", "")) end
 
 -- The request's headers: the protocol's, the client's metadata, the call's.
 local function headers(client, opts)

@@ -11,32 +11,11 @@ M.NAMES = { [0] = "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EX
   "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED",
   "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED" }
 
-local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-local VALUE = {}
-for i = 1, #B64 do VALUE[B64:byte(i)] = i - 1 end
-VALUE[("-"):byte()], VALUE[("_"):byte()] = 62, 63   -- the URL alphabet too
-
---- Base64 (padded or not, either alphabet) decoded; nil for anything else.
-function M.unbase64(s)
-  s = s:gsub("[=%s]", "")
-  local out, bits, n = {}, 0, 0
-  for i = 1, #s do
-    local v = VALUE[s:byte(i)]
-    if not v then return nil end
-    bits, n = (bits << 6) | v, n + 6
-    if n >= 8 then
-      n = n - 8
-      out[#out + 1] = string.char((bits >> n) & 0xFF)
-    end
-  end
-  return table.concat(out)
-end
-
 local function first(list) return type(list) == "table" and list[1] or nil end
 
 -- google.rpc.Status { int32 code = 1; string message = 2; repeated google.protobuf.Any details = 3 }
 local function details(bin)
-  local bytes = bin and M.unbase64(bin)
+  local bytes = bin and require("lunet.base64").decode(bin)
   if not bytes then return nil end
   local ok, t = pcall(require("lunet.protobuf").decode, bytes)
   if not ok then return nil end

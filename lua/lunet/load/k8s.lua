@@ -243,7 +243,7 @@ local function read_file(path, what)
   return text
 end
 
-local function base64(s) return require("lunet.har").base64(s) end
+local base64 = require("lunet.base64").encode
 
 --- The files the pods get: { data = map of UTF-8 texts, binary = map of base64, bytes = size
 --- in the ConfigMap }, the script first, then each --file in order.
