@@ -137,23 +137,7 @@ local function contains(ctx, node, info, add)
 end
 
 local function item_counts(ctx, node, info, add)
-  local max, min = basic.count_arg(ctx, node, info, "maxItems"), basic.count_arg(ctx, node, info, "minItems")
-  if max then
-    local where = ctx:where(info, "maxItems")
-    add("array", function(v, st)
-      local n = rawlen(v)
-      if n <= max then return true end
-      return fail(st, "maxItems", where, "the array has " .. report.count(n, "item") .. ", more than the maximum " .. max)
-    end)
-  end
-  if min and min > 0 then
-    local where = ctx:where(info, "minItems")
-    add("array", function(v, st)
-      local n = rawlen(v)
-      if n >= min then return true end
-      return fail(st, "minItems", where, "the array has " .. report.count(n, "item") .. ", fewer than the minimum " .. min)
-    end)
-  end
+  basic.size_bounds(ctx, node, info, add, "array", "maxItems", "minItems", rawlen, "item")
 end
 
 --- The 1-based indexes of two equal items of array v, or nil. Short arrays (most) are

@@ -197,6 +197,29 @@ local function number_handler(ctx, node, info, add)
 end
 
 --- A count keyword's value (maxLength, minItems, ...): a non-negative integer (2.0 is one).
+--- maxItems/minItems, maxProperties/minProperties: a bound on how many a container holds.
+--- `kind` is "array" or "object", `count` counts a value's members, `noun` names one.
+function M.size_bounds(ctx, node, info, add, kind, max_key, min_key, count, noun)
+  local max, min = M.count_arg(ctx, node, info, max_key), M.count_arg(ctx, node, info, min_key)
+  local what = "the " .. kind .. " has "
+  if max then
+    local where = ctx:where(info, max_key)
+    add(kind, function(v, st)
+      local n = count(v)
+      if n <= max then return true end
+      return fail(st, max_key, where, what .. report.count(n, noun) .. ", more than the maximum " .. max)
+    end)
+  end
+  if min and min > 0 then
+    local where = ctx:where(info, min_key)
+    add(kind, function(v, st)
+      local n = count(v)
+      if n >= min then return true end
+      return fail(st, min_key, where, what .. report.count(n, noun) .. ", fewer than the minimum " .. min)
+    end)
+  end
+end
+
 function M.count_arg(ctx, node, info, k)
   local n = node[k]
   if n == nil or not ctx:on(k) then return nil end

@@ -164,15 +164,7 @@ function M.call(ctx, target, tinfo)
   local f = ctx:compile(target, tinfo)
   local res, dyn = tinfo.res, ctx.dyn
   if not ctx.reg.has_dynamic or not res then return f end
-  return function(v, st, ann)
-    if not dyn.on then return f(v, st, ann) end
-    local n = st.nscope + 1
-    st.scope[n] = res
-    st.nscope = n
-    local ok = f(v, st, ann)
-    st.nscope = n - 1
-    return ok
-  end
+  return ctx:scoped(f, res)
 end
 
 function M.ref_handler(ctx, node, info, add)

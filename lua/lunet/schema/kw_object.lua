@@ -252,23 +252,7 @@ local function count_members(v)
 end
 
 local function property_counts(ctx, node, info, add)
-  local max, min = basic.count_arg(ctx, node, info, "maxProperties"), basic.count_arg(ctx, node, info, "minProperties")
-  if max then
-    local where = ctx:where(info, "maxProperties")
-    add("object", function(v, st)
-      local n = count_members(v)
-      if n <= max then return true end
-      return fail(st, "maxProperties", where, "the object has " .. report.count(n, "property") .. ", more than the maximum " .. max)
-    end)
-  end
-  if min and min > 0 then
-    local where = ctx:where(info, "minProperties")
-    add("object", function(v, st)
-      local n = count_members(v)
-      if n >= min then return true end
-      return fail(st, "minProperties", where, "the object has " .. report.count(n, "property") .. ", fewer than the minimum " .. min)
-    end)
-  end
+  basic.size_bounds(ctx, node, info, add, "object", "maxProperties", "minProperties", count_members, "property")
 end
 
 --- unevaluatedProperties: a check(v, st, la) run after the schema's other keywords wrote
