@@ -242,7 +242,7 @@ public final class EventLoop {
     public func cancel(_ t: Transfer, reason: String = "the request was cancelled") {
         assertOwner()
         guard t.state != .finished else { return }
-        if let h = t.handle { release(t, h, keeping: nil) }
+        if let h = t.handle { stopEarly(t, h) }
         t.finish(.failure(LunetError(.cancelled, reason, url: t.request.url)), force: true)
     }
 
@@ -250,8 +250,20 @@ public final class EventLoop {
     func abort(_ t: Transfer, _ error: LunetError) {
         assertOwner()
         guard t.state != .finished else { return }
-        if let h = t.handle { release(t, h, keeping: nil) }
+        if let h = t.handle { stopEarly(t, h) }
         t.finish(.failure(error), force: true)
+    }
+
+    /// Takes a transfer that has not ended out of curl, and its connection with it when no
+    /// other transfer shares it. The server must learn that no one waits for the answer: on
+    /// HTTP/1.1 libcurl closes such a connection itself, but an HTTP/2 stream it stops is reset
+    /// only in a frame that waits for the connection's next write (libcurl 7.88, curl issue
+    /// 17611), which never comes on a connection left idle: a gRPC server went on with a
+    /// cancelled call. A connection other transfers still use stays open (libcurl closes it
+    /// only when its last transfer leaves), and their frames carry the reset.
+    private func stopEarly(_ t: Transfer, _ h: EasyHandle) {
+        _ = lunet_easy_setopt_long(h.raw, CURLOPT_FORBID_REUSE, 1)
+        release(t, h, keeping: nil)
     }
 
     /// Cancels every transfer in flight (a host that closes) and drops pending timers.

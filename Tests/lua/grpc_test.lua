@@ -75,9 +75,11 @@ test("a deadline: sent as grpc-timeout, enforced here, and the server sees the c
   truthy(require("lunet.core").now() - t0 < 2, "bounded")
   local stats = g:call("greet.Greeter/Stats", {})
   truthy(stats.cancelled_count >= 1, "the server saw it cancelled: " .. json.encode(stats))
-  -- a cancellation token, and task:cancel(): the call ends at once, and its transfer with it
-  -- (the server learns of it from grpc-timeout or the connection: libcurl 7.88 holds back the
-  -- RST_STREAM of a stream it stops, curl issue 17611; docs/grpc.md)
+  -- a cancellation token, and task:cancel(): the call ends at once, and its transfer with it,
+  -- and the server sees it cancelled (no deadline here to tell it so): libcurl 7.88 holds back
+  -- the RST_STREAM of a stream it stops (curl issue 17611), so a connection no other call uses
+  -- is closed (EventLoop.stopEarly)
+  local before = stats.cancelled_count
   local t0c = require("lunet.core").now()
   local token = task.cancel_token()
   local t = g:call_async("greet.Greeter/Slow", { ms = 3000 }, { cancel = token })
@@ -92,6 +94,19 @@ test("a deadline: sent as grpc-timeout, enforced here, and the server sees the c
   task.sleep(0.05)
   eq(http.stats().transfers, 0, "no transfer left running")
   truthy(require("lunet.core").now() - t0c < 2, "at once, not after the server's 3 s")
+  eq(g:call("greet.Greeter/Stats", {}).cancelled_count, before + 2, "the server saw both calls cancelled")
+end)
+
+test("a call cancelled beside another on the same connection: the other goes on, the server sees the cancel", function()
+  local g = client()
+  local before = g:call("greet.Greeter/Stats", {}).cancelled_count or 0
+  local other = g:call_async("greet.Greeter/Slow", { ms = 600 })
+  local gone = g:call_async("greet.Greeter/Slow", { ms = 3000 })
+  task.sleep(0.2)
+  gone:cancel()
+  truthy(not pcall(gone.await, gone), "the cancelled call ended")
+  eq(other:await().message, "slept 600 ms", "the call beside it was not cut")
+  eq(g:call("greet.Greeter/Stats", {}).cancelled_count or 0, before + 1, "the server saw the one call cancelled")
 end)
 
 test("bad input is refused before sending: an unknown method lists the service's, a wrong field names it", function()
