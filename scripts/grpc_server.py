@@ -277,12 +277,30 @@ def reflection_v1(servicer):
         "grpc.reflection.v1.ServerReflection", {"ServerReflectionInfo": handler})
 
 
+def black_hole(port):
+    """Accepts connections and holds them unread, until killed: a client's HTTP/2 stream may
+    send 64 KiB (the initial window, with no SETTINGS from here) and the rest waits with it."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", port))
+    listener.listen(16)
+    print(listener.getsockname()[1], flush=True)
+    held = []
+    while True:
+        conn, _ = listener.accept()
+        held.append(conn)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     ap.add_argument("--no-reflection", action="store_true")
     ap.add_argument("--port", type=int, default=0, help="this port instead of one the kernel picks (a restart on the same port)")
+    ap.add_argument("--black-hole", action="store_true",
+                    help="no gRPC: accept connections and never read from them (a sender's bound, tested)")
     args = ap.parse_args()
+    if args.black_hole:
+        black_hole(args.port)
+        return
 
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=32),

@@ -191,6 +191,38 @@ test("lunet grpc: list, describe, a call with JSON in and out, exit 64 + the sta
   eq(code, 2, "an unknown method is a usage error")
 end)
 
+test("a streaming call to a server that reads nothing: send waits past send_buffer, and close ends the wait", function()
+  local bpipe, bpid, bport = h.start_venv_server("grpc_server.py", "--black-hole")
+  local KB = 1024
+  local g = grpc.client("127.0.0.1:" .. bport, { proto = PROTO, send_buffer = 64 * KB })
+  truthy(fails("argument", function() g:bidi("greet.Greeter/Chat", { send_buffer = 0 }) end).message:find("send_buffer", 1, true))
+  local chat = g:bidi("greet.Greeter/Chat")
+  local text, sent = string.rep("x", 16 * KB), 0
+  local sender = task.spawn(function()
+    for i = 1, 200 do
+      chat:send({ text = text })
+      sent = i
+    end
+  end)
+  local checked, problem = pcall(function()
+    task.sleep(0.5)
+    local held = sent
+    truthy(held > 0 and held < 200, "the sender waits instead of queueing all 200 messages: " .. held)
+    -- Besides send_buffer and the message that waits, libcurl holds up to its upload buffer
+    -- (64 KiB) and has sent HTTP/2's first window (64 KiB) to a server that never answers.
+    truthy(held * 16 * KB <= 64 * KB + 2 * 64 * KB + 16 * KB, "bounded: " .. held .. " messages of 16 KiB")
+    task.sleep(0.2)
+    eq(sent, held, "still waiting while nothing is read")
+    chat:close()
+    local ok, e = pcall(sender.await, sender)
+    truthy(not ok and e.kind == "cancelled", "the waiting sender is let go, and its next send says the call was stopped: " .. tostring(e))
+    truthy(sent <= held + 1, "nothing more was queued after the close")
+  end)
+  chat:close()
+  h.stop_server(bpipe, bpid)
+  if not checked then error(problem, 0) end
+end)
+
 test("lunet load records gRPC calls: grpc_req_duration and grpc_reqs, by method and status", function()
   local script = h.temp_file(string.format([[
 options = { scenarios = { s = { executor = "per-vu-iterations", vus = 2, iterations = 3 } },

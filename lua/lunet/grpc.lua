@@ -18,7 +18,8 @@ M.status = require("lunet.grpc.status").NAMES
 
 local OPTIONS = { reflection = "boolean", descriptor = "string", proto = "any", import_paths = "table", tls = "boolean",
                   ca_file = "string", insecure = "boolean", cert = "string", cert_key = "string", metadata = "table",
-                  deadline = "number", max_message = "number", connect_timeout = "number", compression = "string" }
+                  deadline = "number", max_message = "number", connect_timeout = "number", compression = "string",
+                  send_buffer = "number" }
 
 -- "host:port" (h2c), "http://host:port" (h2c), "https://host:port" or tls = true (TLS, h2 by ALPN).
 local function base_url(target, opts)
@@ -59,7 +60,8 @@ end
 --- A client of the server at `target`. opts: reflection, descriptor (a descriptor set's path),
 --- proto (a .proto path or a list; import_paths), tls, ca_file, insecure, cert, cert_key,
 --- metadata (sent with every call), deadline (seconds, every call), max_message (bytes a
---- received message may have: 4 MiB), connect_timeout.
+--- received message may have: 4 MiB), send_buffer (bytes a streaming call's messages may wait
+--- to be sent before :send waits: 1 MiB), connect_timeout.
 function M.client(target, opts)
   opts = opts or {}
   for k, v in pairs(opts) do
@@ -74,7 +76,7 @@ function M.client(target, opts)
     max_body = false,   -- messages are bounded one by one (max_message), a stream may be long
   })
   local c = setmetatable({ target = target, session = session, descriptors = descriptors.new(), reflection = opts.reflection, h2c = not tls, compression = opts.compression,
-    metadata = opts.metadata, deadline = opts.deadline, max_message = opts.max_message or frames.DEFAULT_MAX }, Client)
+    metadata = opts.metadata, deadline = opts.deadline, max_message = opts.max_message or frames.DEFAULT_MAX, send_buffer = opts.send_buffer }, Client)
   if opts.descriptor then
     local f, err = io.open(opts.descriptor, "rb")
     if not f then errors.raise("argument", "grpc.client: descriptor " .. opts.descriptor .. ": " .. tostring(err)) end

@@ -20,6 +20,7 @@ extension Transfer {
     public func sendPiece(_ piece: ByteBuffer) {
         guard !sendClosed, piece.count > 0 else { return }
         sendQueue.append(piece)
+        queuedToSend += piece.count
         resumeSending()
     }
 
@@ -44,6 +45,7 @@ extension Transfer {
             if k > 0, let base = first.base { memcpy(buffer + written, base + sendOffset, k) }
             written += k
             sendOffset += k
+            queuedToSend -= k
             if sendOffset == first.count { sendQueue.removeFirst(); sendOffset = 0 }
         }
         if written > 0 || sendClosed { return written }

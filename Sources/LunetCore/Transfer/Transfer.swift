@@ -102,6 +102,9 @@ public final class Transfer {
     /// by curl, how far into the first, whether the sender is done, and whether curl waits.
     var sendQueue: [ByteBuffer] = []
     var sendOffset = 0
+    /// Bytes given to sendPiece and not yet handed to curl: what a sender that outruns the
+    /// network holds (gRPC's send waits while it is past its send_buffer).
+    public internal(set) var queuedToSend = 0
     var sendClosed = false
     var sendPaused = false
     /// The jar the transfer was started with (a redirect it follows itself starts again with it).

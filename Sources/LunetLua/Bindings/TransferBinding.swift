@@ -214,8 +214,9 @@ enum TransferBinding {
     }
 
     /// core.transfer_send(transfer id, bytes): the next piece of a body sent in pieces (a request
-    /// with send_stream); core.transfer_close_send(transfer id): no more pieces. Nothing for a
-    /// finished or unknown transfer (its call has ended).
+    /// with send_stream), and the bytes queued and not yet sent (an empty piece only asks);
+    /// core.transfer_close_send(transfer id): no more pieces. Nothing for a finished or unknown
+    /// transfer (its call has ended).
     static let transferSend: lunet_SwiftFunction = { L in
         let L = L!
         switch transfer(L, "transfer_send") {
@@ -225,7 +226,8 @@ enum TransferBinding {
             guard let bytes = LuaStack(L).bytes(2) else { return LuaErrorObject.badArgument(L, 2, "transfer_send", "string expected") }
             let piece = ByteBuffer(copying: bytes.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: bytes.count)
             host.entered(from: L) { t.sendPiece(piece) }
-            return 0
+            LuaStack(L).push(t.queuedToSend)
+            return 1
         }
     }
 

@@ -65,9 +65,14 @@ local function take_head(c, ok, r)
   c.r, c.chunks = r, r:chunks()
 end
 
+--- What a streaming call's messages may hold waiting to be sent, by default (send_buffer).
+M.SEND_BUFFER = 1024 * 1024
+
 local function new_call(client, method, opts)
   local max = opts.max_message or client.max_message
-  return { what = method.service .. "/" .. method.name, deadline = opts.deadline or client.deadline, max = max,
+  local send_buffer = opts.send_buffer or client.send_buffer or M.SEND_BUFFER
+  if type(send_buffer) ~= "number" or send_buffer < 1 then errors.raise("argument", "send_buffer must be a number of bytes above 0") end
+  return { what = method.service .. "/" .. method.name, deadline = opts.deadline or client.deadline, max = max, send_buffer = send_buffer,
            reader = frames.reader(max), ready = {}, done = false, gzip = (opts.compression or client.compression) == "gzip" }
 end
 
@@ -115,7 +120,7 @@ end
 function M.start(client, method, opts)
   opts = opts or {}
   local c = new_call(client, method, opts)
-  c.pending = {}
+  c.pending, c.pending_bytes = {}, 0
   local request = request_of(client, method, opts, c)
   request.stream, request._send_stream = true, true
   request._on_transfer = function(id)
@@ -128,11 +133,27 @@ function M.start(client, method, opts)
   return c
 end
 
---- Sends one message of a started call.
+-- How often a sender that waits for the network looks again (seconds).
+local SEND_WAIT = 0.002
+
+--- Sends one message of a started call. A sender that outruns the network (a server that reads
+--- slowly, or not at all) waits, as a task sleep, while more than send_buffer bytes are queued:
+--- what a call holds stays bounded. The wait ends when the call ends.
 function M.send(c, bytes)
   if c.closed then errors.raise("argument", c.what .. ": the call was closed for sending") end
+  if c.stopped then errors.raise("cancelled", c.what .. ": the call was stopped") end
   local f = framed(c, bytes)
-  if c.id then core.transfer_send(c.id, f) else c.pending[#c.pending + 1] = f end
+  if not c.id then   -- the transfer has no number yet: its messages wait in the call
+    c.pending[#c.pending + 1] = f
+    c.pending_bytes = c.pending_bytes + #f
+    while not c.id and c.pending_bytes > c.send_buffer and c.task.state == "pending" do task.sleep(SEND_WAIT) end
+    return
+  end
+  local queued = core.transfer_send(c.id, f)
+  while queued and queued > c.send_buffer do
+    task.sleep(SEND_WAIT)
+    queued = core.transfer_send(c.id, "")
+  end
 end
 
 --- No more messages from this side (the server sees the end of the request).
@@ -181,6 +202,7 @@ end
 
 --- Stops a call whose answer is not read to its end (RST_STREAM to the server).
 function M.close(c)
+  c.stopped = true
   if c.r then pcall(c.r.close, c.r) elseif c.task then c.task:cancel("the call was closed") end
 end
 
