@@ -279,3 +279,28 @@ test("summary.bytes: a rate under 1 kB/s is seldom whole (it once raised), large
 end)
 
 h.done()
+
+test("the request recorder: untagged requests found again by scenario, method, URL and status; tagged ones apart", function()
+  local metrics = require "lunet.load.metrics"
+  local registry = metrics.registry()
+  local record = require("lunet.load.vu").recorder(registry)
+  local function vu(scenario) return { scenario = scenario, _scenario_tags = {}, _tag_prefix = scenario .. "\1" } end
+  local a, b = vu("a"), vu("b")
+  local t0 = require("lunet.core").now()
+  for _ = 1, 3 do record(a, "GET", "http://x/1", nil, nil, t0) end   -- no response: status 0
+  record(a, "POST", "http://x/1", nil, nil, t0)
+  record(b, "GET", "http://x/1", nil, nil, t0)
+  record(a, "GET", "http://x/2", nil, nil, t0)
+  record(a, "GET", "http://x/1", { name = "one" }, nil, t0)
+  record(a, "GET", "http://x/1", { kind = "k" }, nil, t0)
+  local function count(filter) return registry:figures("http_reqs", filter).count end
+  eq(count(), 8, "every request")
+  eq(count({ scenario = "a", method = "GET", name = "http://x/1" }), 4, "three untagged and the one tagged kind=k")
+  eq(count({ scenario = "a", method = "GET", name = "http://x/1", kind = "k" }), 1)
+  eq(count({ scenario = "a", method = "POST" }), 1)
+  eq(count({ scenario = "b" }), 1)
+  eq(count({ name = "http://x/2" }), 1)
+  eq(count({ name = "one" }), 1)
+  eq(count({ status = "0" }), 8, "no response is status 0")
+  eq(registry:figures("http_req_failed").rate, 1, "each failed")
+end)

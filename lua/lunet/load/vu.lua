@@ -83,17 +83,16 @@ local function new_entry(registry, h, vu, method, status, name, tags)
 end
 
 --- The recorder of a run: record(vu, method, url, tags, r, t0) adds one request to
---- `registry`. Per request it makes one key string and finds the tag set's sinks in one
---- lookup, then adds to them directly (the sinks of every built-in metric for that set are
+--- `registry`. Per request it finds the tag set's sinks (four table lookups for a request
+--- without tags, one key string and a lookup with them), then adds to them directly (the sinks of every built-in metric for that set are
 --- found once, when the set is first seen); with --out json (interval sinks) it goes through
 --- registry:add instead. With `series` (lunet.load.series) each request goes into its second too.
 function M.recorder(registry, series)
   local h = request_metrics(registry)
   local series_add = require("lunet.load.series").add
   local sets, set_count = {}, 0
-  local response_load = core.response_load
-  return function(vu, method, url, tags, r, t0)
-    local status = r and r.status or 0
+  -- The entry of a request's tag set, found by its key (made first when new).
+  local function find_entry(vu, method, url, tags, status)
     local name = tags and tags.name or url
     local key = vu._tag_prefix .. method .. "\1" .. status .. "\1" .. name
     if tags then
@@ -115,6 +114,39 @@ function M.recorder(registry, series)
       end
       entry = new_entry(registry, h, vu, method, status, name, tags)
       sets[key] = entry
+    end
+    return entry
+  end
+  -- Requests without tags (most of a run's) find their entry again through tables by scenario
+  -- prefix, method, URL and status, with no key string made: building one a request was a new
+  -- string to hash and then collect. As many URLs are remembered so as there are tag sets.
+  local untagged, remembered = {}, 0
+  local function remember(vu, method, url, status, entry)
+    if remembered >= M.MAX_SETS then return end
+    remembered = remembered + 1
+    local by_method = untagged[vu._tag_prefix]
+    if not by_method then by_method = {}; untagged[vu._tag_prefix] = by_method end
+    local by_url = by_method[method]
+    if not by_url then by_url = {}; by_method[method] = by_url end
+    local by_status = by_url[url]
+    if not by_status then by_status = {}; by_url[url] = by_status end
+    by_status[status] = entry
+  end
+  local response_load = core.response_load
+  return function(vu, method, url, tags, r, t0)
+    local status = r and r.status or 0
+    local entry
+    if not tags then
+      local by_method = untagged[vu._tag_prefix]
+      local by_url = by_method and by_method[method]
+      local by_status = by_url and by_url[url]
+      entry = by_status and by_status[status]
+      if not entry then
+        entry = find_entry(vu, method, url, nil, status)
+        remember(vu, method, url, status, entry)
+      end
+    else
+      entry = find_entry(vu, method, url, tags, status)
     end
     local failed = status == 0 or status >= 400
     local total, dns, connect, tls, ttfb, sent, received
