@@ -82,17 +82,11 @@ local function new_entry(registry, h, vu, method, status, name, tags)
   return entry
 end
 
---- The recorder of a run: record(vu, method, url, tags, r, t0) adds one request to
---- `registry`. Per request it finds the tag set's sinks (four table lookups for a request
---- without tags, one key string and a lookup with them), then adds to them directly (the sinks of every built-in metric for that set are
---- found once, when the set is first seen); with --out json (interval sinks) it goes through
---- registry:add instead. With `series` (lunet.load.series) each request goes into its second too.
-function M.recorder(registry, series)
-  local h = request_metrics(registry)
-  local series_add = require("lunet.load.series").add
+-- The entry of a request's tag set, found by its key (made first when new; past MAX_SETS a
+-- new set is recorded under OTHER_NAME).
+local function entry_finder(registry, h)
   local sets, set_count = {}, 0
-  -- The entry of a request's tag set, found by its key (made first when new).
-  local function find_entry(vu, method, url, tags, status)
+  return function(vu, method, url, tags, status)
     local name = tags and tags.name or url
     local key = vu._tag_prefix .. method .. "\1" .. status .. "\1" .. name
     if tags then
@@ -117,10 +111,19 @@ function M.recorder(registry, series)
     end
     return entry
   end
-  -- Requests without tags (most of a run's) find their entry again through tables by scenario
-  -- prefix, method, URL and status, with no key string made: building one a request was a new
-  -- string to hash and then collect. As many URLs are remembered so as there are tag sets.
+end
+
+-- Requests without tags (most of a run's) find their entry again through tables by scenario
+-- prefix, method, URL and status, with no key string made: building one a request was a new
+-- string to hash and then collect. As many URLs are remembered as there are tag sets.
+local function untagged_entries()
   local untagged, remembered = {}, 0
+  local function find(vu, method, url, status)
+    local by_method = untagged[vu._tag_prefix]
+    local by_url = by_method and by_method[method]
+    local by_status = by_url and by_url[url]
+    return by_status and by_status[status]
+  end
   local function remember(vu, method, url, status, entry)
     if remembered >= M.MAX_SETS then return end
     remembered = remembered + 1
@@ -132,15 +135,25 @@ function M.recorder(registry, series)
     if not by_status then by_status = {}; by_url[url] = by_status end
     by_status[status] = entry
   end
+  return find, remember
+end
+
+--- The recorder of a run: record(vu, method, url, tags, r, t0) adds one request to
+--- `registry`. Per request it finds the tag set's sinks (four table lookups for a request
+--- without tags, one key string and a lookup with them), then adds to them directly (the
+--- sinks of every built-in metric for that set are found once, when the set is first seen);
+--- with --out json (interval sinks) it goes through registry:add instead. With `series` (lunet.load.series) each request goes into its second too.
+function M.recorder(registry, series)
+  local h = request_metrics(registry)
+  local series_add = require("lunet.load.series").add
+  local find_entry = entry_finder(registry, h)
+  local find_untagged, remember = untagged_entries()
   local response_load = core.response_load
   return function(vu, method, url, tags, r, t0)
     local status = r and r.status or 0
     local entry
     if not tags then
-      local by_method = untagged[vu._tag_prefix]
-      local by_url = by_method and by_method[method]
-      local by_status = by_url and by_url[url]
-      entry = by_status and by_status[status]
+      entry = find_untagged(vu, method, url, status)
       if not entry then
         entry = find_entry(vu, method, url, nil, status)
         remember(vu, method, url, status, entry)
