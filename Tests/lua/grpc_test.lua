@@ -223,6 +223,22 @@ test("a streaming call to a server that reads nothing: send waits past send_buff
   if not checked then error(problem, 0) end
 end)
 
+test("unary calls are recorded in a HAR while http.record runs (they take the session's stages then)", function()
+  local g = client()
+  eq(g:call("greet.Greeter/SayHello", { name = "before" }).message, "hello before", "a call without a recording")
+  local har = h.tmpname()
+  local rec = http.record(har)
+  local reply = g:call("greet.Greeter/SayHello", { name = "recorded" })
+  rec.stop()
+  eq(reply.message, "hello recorded")
+  local doc = json.decode(assert(io.open(har)):read("a"))
+  local urls = {}
+  for _, e in ipairs(doc.log.entries) do urls[#urls + 1] = e.request.url end
+  eq(#urls, 1, "the one call made while recording: " .. table.concat(urls, " "))
+  truthy(urls[1]:find("/greet.Greeter/SayHello", 1, true), urls[1])
+  os.remove(har)
+end)
+
 test("lunet load records gRPC calls: grpc_req_duration and grpc_reqs, by method and status", function()
   local script = h.temp_file(string.format([[
 options = { scenarios = { s = { executor = "per-vu-iterations", vus = 2, iterations = 3 } },

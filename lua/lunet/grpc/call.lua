@@ -7,6 +7,7 @@ local core = require "lunet.core"
 local errors = require "lunet.errors"
 local frames = require "lunet.grpc.frames"
 local status = require "lunet.grpc.status"
+local pipeline = require "lunet.http.pipeline"
 
 local M = {}
 
@@ -73,7 +74,7 @@ local function new_call(client, method, opts)
   local send_buffer = opts.send_buffer or client.send_buffer or M.SEND_BUFFER
   if type(send_buffer) ~= "number" or send_buffer < 1 then errors.raise("argument", "send_buffer must be a number of bytes above 0") end
   return { what = method.service .. "/" .. method.name, deadline = opts.deadline or client.deadline, max = max, send_buffer = send_buffer,
-           reader = frames.reader(max), ready = {}, done = false, gzip = (opts.compression or client.compression) == "gzip" }
+           ready = {}, done = false, gzip = (opts.compression or client.compression) == "gzip" }
 end
 
 local function framed(c, bytes) return c.gzip and frames.frame(core.gzip(bytes), true) or frames.frame(bytes) end
@@ -82,6 +83,19 @@ local function framed(c, bytes) return c.gzip and frames.frame(core.gzip(bytes),
 local function request_of(client, method, opts, c)
   return { method = "POST", url = method.path:sub(2), headers = headers(client, opts), content_type = "application/grpc",
            timeout = c.deadline, cancel = opts.cancel, accept_status = false }   -- a non-200 is said by take_head
+end
+
+-- Sends `request` and waits for its answer (whole, or its head for a stream). A whole answer
+-- of a session with no stage (the client's own session, unless HAR recording is on) goes
+-- built as it is (pipeline.send_built); otherwise through session:request.
+local function send(session, request)
+  if request.stream or pipeline.pipeline_of(session) ~= nil then return session:request(request) end
+  local t = pipeline.send_built(session, {
+    method = "POST", url = request.url, headers = request.headers, body = request.body,
+    timeout = request.timeout, max_body = request.max_body,
+  })
+  if request.cancel then request.cancel:_add(t) end
+  return t:await()
 end
 
 --- Starts `method` (descriptors' method) with request messages `bodies` (encoded bytes), all
@@ -97,18 +111,18 @@ function M.open(client, method, bodies, opts)
   request.body = table.concat(parts)
   -- A streamed answer is read as it arrives; a single one whole (cheaper), never over max_message.
   request.stream = method.server_streaming == true
+  if request.stream then c.reader = frames.reader(c.max) end
   request.max_body = not request.stream and c.max + 5 or nil
-  local ok, r = pcall(client.session.request, client.session, request)
+  local ok, r = pcall(send, client.session, request)
   if not ok and client.h2c and errors.is(r) and (r.kind == "protocol" or r.kind == "connect") then
     -- A shared h2c connection that the server closed meanwhile (a restart, an idle limit): on
     -- libcurl before 8.0 the request then went out as HTTP/1.1 and was refused unread (H2CReuse
     -- in the core). Once more, on a connection of its own, as gRPC retries a call never sent.
-    ok, r = pcall(client.session.request, client.session, request)
+    ok, r = pcall(send, client.session, request)
   end
   take_head(c, ok, r)
   if not request.stream then   -- the whole answer is in: its messages now
-    for _, m in ipairs(c.reader:feed(r.body or "")) do c.ready[#c.ready + 1] = M.message(c, m) end
-    c.reader:finish()
+    for _, m in ipairs(frames.messages(r.body or "", c.max)) do c.ready[#c.ready + 1] = M.message(c, m) end
     c.done = true
   end
   return c
@@ -121,6 +135,7 @@ function M.start(client, method, opts)
   opts = opts or {}
   local c = new_call(client, method, opts)
   c.pending, c.pending_bytes = {}, 0
+  c.reader = frames.reader(c.max)
   local request = request_of(client, method, opts, c)
   request.stream, request._send_stream = true, true
   request._on_transfer = function(id)

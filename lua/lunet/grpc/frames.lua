@@ -13,6 +13,35 @@ function M.frame(bytes, compressed)
   return string.pack(">BI4", compressed and 1 or 0, #bytes) .. bytes
 end
 
+-- The checked length prefix at `pos` of `s`: its length and whether it is compressed.
+local function prefix(s, pos, max)
+  local flag, length = string.unpack(">BI4", s, pos)
+  if flag > 1 then errors.raise("protocol", string.format("a gRPC message's first byte is %d, not 0 or 1: the server is not speaking gRPC", flag)) end
+  if length > max then
+    errors.raise("too_large", string.format("a gRPC message of %d bytes is over the limit of %d (max_message)", length, max), { limit = max })
+  end
+  return length, flag == 1
+end
+
+--- The messages of a whole body (a unary answer), as the reader gives them: one pass over the
+--- string, no buffering; raises as the reader does for a message over `max` or cut short.
+function M.messages(body, max)
+  max = max or M.DEFAULT_MAX
+  local out, pos, n = {}, 1, #body
+  while pos <= n do
+    if n - pos + 1 < 5 then
+      errors.raise("protocol", string.format("the response ended inside a gRPC message (%d bytes of it missing)", 5 - (n - pos + 1)))
+    end
+    local length, compressed = prefix(body, pos, max)
+    if n - pos + 1 - 5 < length then
+      errors.raise("protocol", string.format("the response ended inside a gRPC message (%d bytes of it missing)", length - (n - pos + 1 - 5)))
+    end
+    out[#out + 1] = { bytes = body:sub(pos + 5, pos + 4 + length), compressed = compressed }
+    pos = pos + 5 + length
+  end
+  return out
+end
+
 --- A reader: reader:feed(piece) returns the whole messages it completes, a list of
 --- { bytes, compressed }; reader:finish() raises if a message was cut short.
 function M.reader(max)
@@ -34,12 +63,7 @@ function M.reader(max)
     while true do
       if not need then
         if buffered < 5 then break end
-        local flag, length = string.unpack(">BI4", take(5))
-        if flag > 1 then errors.raise("protocol", string.format("a gRPC message's first byte is %d, not 0 or 1: the server is not speaking gRPC", flag)) end
-        if length > max then
-          errors.raise("too_large", string.format("a gRPC message of %d bytes is over the limit of %d (max_message)", length, max), { limit = max })
-        end
-        need, compressed = length, flag == 1
+        need, compressed = prefix(take(5), 1, max)
       end
       if buffered < need then break end
       out[#out + 1] = { bytes = take(need), compressed = compressed }

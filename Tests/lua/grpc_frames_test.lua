@@ -1,0 +1,60 @@
+-- gRPC's length-prefixed messages (lua/lunet/grpc/frames.lua), without a server: a whole body
+-- split at once (frames.messages, a unary answer) gives what the reader gives when the same
+-- body arrives in pieces, and both refuse the same bad bodies with the same kinds.
+local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
+local test = test or h.test
+local eq, truthy = h.eq, h.truthy
+local frames = require "lunet.grpc.frames"
+
+math.randomseed(20261128)
+
+-- The messages the reader gives for `body` fed in random pieces.
+local function read_in_pieces(body, max)
+  local r, out, pos = frames.reader(max), {}, 1
+  while pos <= #body do
+    local n = math.random(1, 7)
+    for _, m in ipairs(r:feed(body:sub(pos, pos + n - 1))) do out[#out + 1] = m end
+    pos = pos + n
+  end
+  r:finish()
+  return out
+end
+
+local function kind_of(fn)
+  local ok, e = pcall(fn)
+  truthy(not ok, "should fail")
+  return e.kind, e.message
+end
+
+test("frames.messages: a whole body's messages, as the reader gives them in pieces", function()
+  eq(frames.messages(""), {}, "no message")
+  local bodies = {
+    frames.frame("hello"),
+    frames.frame("") .. frames.frame("a") .. frames.frame(string.rep("x", 300), true),
+    frames.frame(string.rep("\0\1\255", 1000)),
+  }
+  for i, body in ipairs(bodies) do eq(frames.messages(body), read_in_pieces(body), "body " .. i) end
+  local two = frames.messages(frames.frame("one") .. frames.frame("two", true))
+  eq(two, { { bytes = "one", compressed = false }, { bytes = "two", compressed = true } })
+end)
+
+test("frames.messages and the reader refuse the same bodies: cut short, over max_message, not gRPC", function()
+  local cases = {
+    { frames.frame("hello"):sub(1, 3), "protocol", "ended inside" },          -- a prefix cut short
+    { frames.frame("hello"):sub(1, 7), "protocol", "ended inside" },          -- a message cut short
+    { frames.frame(string.rep("x", 11)), "too_large", "over the limit of 10" },
+    { "\2\0\0\0\1x", "protocol", "not speaking gRPC" },
+  }
+  for i, c in ipairs(cases) do
+    local kind, message = kind_of(function() return frames.messages(c[1], 10) end)
+    eq(kind, c[2], "messages, case " .. i .. ": " .. tostring(message))
+    truthy(message:find(c[3], 1, true), message)
+    kind, message = kind_of(function() return read_in_pieces(c[1], 10) end)
+    eq(kind, c[2], "reader, case " .. i .. ": " .. tostring(message))
+    truthy(message:find(c[3], 1, true), message)
+  end
+  -- the missing count is the same either way
+  local _, a = kind_of(function() return frames.messages(frames.frame("hello"):sub(1, 7)) end)
+  local _, b = kind_of(function() return read_in_pieces(frames.frame("hello"):sub(1, 7)) end)
+  eq(a, b)
+end)
