@@ -239,6 +239,19 @@ test("unary calls are recorded in a HAR while http.record runs (they take the se
   os.remove(har)
 end)
 
+test("status.field reads one field as r.headers and r.trailers give it (repeated fields joined), without the tables", function()
+  local status = require "lunet.grpc.status"
+  local r = http.get(h.env("LUNET_HTTPBIN") .. "/response-headers?X-Twice=a&X-Twice=b&X-Once=c")
+  eq(status.field(r, "x-twice"), "a, b")
+  eq(status.field(r, "X-ONCE"), "c", "any case")
+  eq(status.field(r, "x-none"), nil)
+  eq(status.field(r, "x-once", true), nil, "not in the trailers")
+  eq(status.field(r, "x-twice"), r.headers["x-twice"], "what r.headers says")
+  local plain = { headers = { ["x-once"] = "c" }, trailers = { ["grpc-status"] = "0" } }   -- no core object
+  eq(status.field(plain, "x-once"), "c")
+  eq(status.field(plain, "grpc-status", true), "0")
+end)
+
 test("lunet load records gRPC calls: grpc_req_duration and grpc_reqs, by method and status", function()
   local script = h.temp_file(string.format([[
 options = { scenarios = { s = { executor = "per-vu-iterations", vus = 2, iterations = 3 } },

@@ -20,7 +20,7 @@ enum CoreModule {
             ("websocket_close", WebSocketBinding.close), ("websocket_pause", WebSocketBinding.pause),
             ("response_timings", ResponseBinding.timings), ("response_load", ResponseBinding.load), ("response_head", ResponseBinding.head),
             ("response_connections", ResponseBinding.connections), ("response_headers", ResponseBinding.headers),
-            ("response_trailers", ResponseBinding.trailers),
+            ("response_trailers", ResponseBinding.trailers), ("response_field", ResponseBinding.field),
             ("response_body", ResponseBinding.body), ("response_text", ResponseBinding.text),
             ("response_json", ResponseBinding.json), ("response_xml", ResponseBinding.xml), ("response_protobuf", ResponseBinding.protobuf), ("response_request", ResponseBinding.request),
             ("version", version), ("isatty", isatty), ("fd_kind", TerminalBinding.fdKind), ("read_secret", TerminalBinding.readSecret), ("response_download", ResponseBinding.download),

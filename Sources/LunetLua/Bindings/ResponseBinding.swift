@@ -133,6 +133,19 @@ enum ResponseBinding {
         return 1
     }
 
+    /// core.response_field(response, name, in_trailers): one field's value as r.headers[name]
+    /// (or r.trailers[name]) gives it, every value of that name joined by ", ", or nil, without
+    /// making the whole table: lunet.grpc reads two fields of every answer.
+    static let field: lunet_SwiftFunction = { L in
+        let L = L!
+        guard let r = response(L, "field") else { return LuaErrorObject.badArgument(L, 1, "response_field", "response expected") }
+        let s = LuaStack(L)
+        guard let name = s.string(2) else { return LuaErrorObject.badArgument(L, 2, "response_field", "string expected") }
+        let values = (s.bool(3) ? r.trailers : r.headers).all(name)
+        if values.isEmpty { s.pushNil() } else { s.push(values.count == 1 ? values[0] : values.joined(separator: ", ")) }
+        return 1
+    }
+
     static func pushFlat(_ L: OpaquePointer, _ headers: HTTPHeaders) {
         let s = LuaStack(L)
         s.newTable(array: Int32(headers.count * 2))

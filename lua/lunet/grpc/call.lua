@@ -48,7 +48,7 @@ end
 --- waits for the answer's head: a call whose messages M.next reads. Raises kind protocol for a
 --- server that does not answer as gRPC, and the transport's kinds (a deadline passed: kind
 --- grpc, code DEADLINE_EXCEEDED, as gRPC clients report it).
--- The answer's head, checked: the call `c` ready to read its messages (c.r, c.chunks), or the
+-- The answer's head, checked: the call `c` ready to read its messages (c.r), or the
 -- request's failure raised as gRPC clients report it.
 local function take_head(c, ok, r)
   if not ok then
@@ -58,12 +58,12 @@ local function take_head(c, ok, r)
     end
     error(r, 0)
   end
-  local ctype = r.headers["content-type"] or ""
+  local ctype = status.field(r, "content-type") or ""
   if r.status ~= 200 or not ctype:match("^application/grpc") then
     pcall(r.close, r)
     error(errors.new("protocol", string.format("%s: the server did not answer as gRPC (HTTP %d, %s)", c.what, r.status, ctype ~= "" and ctype or "no content-type"), { response = r }), 0)
   end
-  c.r, c.chunks = r, r:chunks()
+  c.r = r
 end
 
 --- What a streaming call's messages may hold waiting to be sent, by default (send_buffer).
@@ -182,7 +182,7 @@ end
 --- never to more than max_message bytes (kind too_large: a small bomb stays small).
 function M.message(c, m)
   if not m.compressed then return m.bytes end
-  local encoding = c.r.headers["grpc-encoding"]
+  local encoding = status.field(c.r, "grpc-encoding")
   if encoding ~= "gzip" then
     errors.raise("protocol", string.format("%s: a compressed message in %s encoding, which lunet did not offer", c.what, tostring(encoding or "no")))
   end
@@ -199,6 +199,7 @@ function M.next(c)
       if problem then error(problem, 0) end
       return nil
     end
+    c.chunks = c.chunks or c.r:chunks()   -- a streamed answer's pieces (a whole one is split in M.open)
     local ok, piece = pcall(c.chunks)
     if not ok then
       pcall(c.r.close, c.r)

@@ -3,6 +3,7 @@
 --- (grpc-message, percent-decoded), `details` (google.rpc.Status from
 --- grpc-status-details-bin, decoded without a schema: code, message, and each detail's type_url
 --- and raw value), and the response's `headers` and `trailers`.
+local core = require "lunet.core"
 local errors = require "lunet.errors"
 
 local M = {}
@@ -27,15 +28,24 @@ local function details(bin)
   return out
 end
 
+--- One field of a response's head (or its trailers), as r.headers[name] gives it, without
+--- making the table of them all (core.response_field) when the response has its core object.
+function M.field(r, name, trailers)
+  local raw = rawget(r, "_raw")
+  if raw then return core.response_field(raw, name, trailers == true) end
+  local t = trailers and r.trailers or r.headers
+  return t and t[name]
+end
+
 --- The call's status from a response (trailers, or the head of a trailers-only answer):
 --- nil when OK, else the error object. `what` names the call in the message.
 function M.error_of(r, what)
+  local code = tonumber(M.field(r, "grpc-status", true) or M.field(r, "grpc-status"))
+  if code == 0 then return nil end   -- the answer of nearly every call: no table of its fields made
   local fields = r.trailers and r.trailers["grpc-status"] and r.trailers or r.headers
-  local code = tonumber(fields["grpc-status"])
   if code == nil then
     return errors.new("protocol", what .. ": the response has no grpc-status (HTTP " .. tostring(r.status) .. ")", { response = r })
   end
-  if code == 0 then return nil end
   local message = (fields["grpc-message"] or ""):gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
   local name = M.NAMES[code] or ("CODE_" .. code)
   return errors.new("grpc", string.format("%s: %s%s", what, name, message ~= "" and (": " .. message) or ""), {
