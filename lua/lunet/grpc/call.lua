@@ -8,6 +8,7 @@ local errors = require "lunet.errors"
 local frames = require "lunet.grpc.frames"
 local status = require "lunet.grpc.status"
 local pipeline = require "lunet.http.pipeline"
+local task = require "lunet.task"
 
 local M = {}
 
