@@ -58,3 +58,23 @@ test("frames.messages and the reader refuse the same bodies: cut short, over max
   local _, b = kind_of(function() return read_in_pieces(frames.frame("hello"):sub(1, 7)) end)
   eq(a, b)
 end)
+
+-- Seconds to read `body` through a reader fed in pieces of `size` bytes; the message count.
+local function read_time(body, size)
+  local r, n, t0 = frames.reader(), 0, os.clock()
+  for pos = 1, #body, size do n = n + #r:feed(body:sub(pos, pos + size - 1)) end
+  r:finish()
+  return os.clock() - t0, n
+end
+
+test("the reader is linear in the piece size: many tiny messages in large pieces (HOSTILE: re-scanning)", function()
+  local one = frames.frame("x")
+  local body = string.rep(one, (1024 * 1024) // #one)   -- 1 MiB of 1-byte messages
+  local small, n1 = read_time(body, 4 * 1024)
+  local large, n2 = read_time(body, 64 * 1024)
+  eq(n1, #body // #one)
+  eq(n2, n1)
+  -- Each message read out of a piece used to copy the rest of the piece: 64 KiB pieces then cost
+  -- 16 times what 4 KiB pieces cost for the same bytes.
+  truthy(large < 3 * small + 0.2, string.format("64 KiB pieces %.2f s, 4 KiB pieces %.2f s", large, small))
+end)
