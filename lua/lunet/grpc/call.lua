@@ -75,7 +75,7 @@ local function new_call(client, method, opts)
   local send_buffer = opts.send_buffer or client.send_buffer or M.SEND_BUFFER
   if type(send_buffer) ~= "number" or send_buffer < 1 then errors.raise("argument", "send_buffer must be a number of bytes above 0") end
   return { what = method.service .. "/" .. method.name, deadline = opts.deadline or client.deadline, max = max, send_buffer = send_buffer,
-           ready = {}, done = false, gzip = (opts.compression or client.compression) == "gzip" }
+           ready = {}, at = 1, done = false, gzip = (opts.compression or client.compression) == "gzip" }
 end
 
 local function framed(c, bytes) return c.gzip and frames.frame(core.gzip(bytes), true) or frames.frame(bytes) end
@@ -123,7 +123,7 @@ function M.open(client, method, bodies, opts)
   end
   take_head(c, ok, r)
   if not request.stream then   -- the whole answer is in: its messages now
-    for _, m in ipairs(frames.messages(r.body or "", c.max)) do c.ready[#c.ready + 1] = M.message(c, m) end
+    c.ready = frames.messages(r.body or "", c.max)
     c.done = true
   end
   return c
@@ -194,7 +194,9 @@ end
 --- non-OK status is raised (kind grpc) when the messages before it have been read.
 function M.next(c)
   if not c.r then take_head(c, pcall(c.task.await, c.task)) end
-  while #c.ready == 0 do
+  -- c.ready: the messages of the last piece (as frames gives them), c.at the next one to hand
+  -- out: taking each from the front of a list moved the rest every time.
+  while c.at > #c.ready do
     if c.done then
       local problem = status.error_of(c.r, c.what)
       if problem then error(problem, 0) end
@@ -211,10 +213,13 @@ function M.next(c)
       c.reader:finish()
       c.done = true
     else
-      for _, m in ipairs(c.reader:feed(piece)) do c.ready[#c.ready + 1] = M.message(c, m) end
+      c.ready, c.at = c.reader:feed(piece), 1
     end
   end
-  return table.remove(c.ready, 1)
+  local m = c.ready[c.at]
+  c.ready[c.at] = false   -- the bytes go with the caller, not with the list
+  c.at = c.at + 1
+  return M.message(c, m)
 end
 
 --- Stops a call whose answer is not read to its end (RST_STREAM to the server).
