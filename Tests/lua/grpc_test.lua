@@ -217,6 +217,13 @@ test("a streaming call to a server that reads nothing: send waits past send_buff
     local ok, e = pcall(sender.await, sender)
     truthy(not ok and e.kind == "cancelled", "the waiting sender is let go, and its next send says the call was stopped: " .. tostring(e))
     truthy(sent <= held + 1, "nothing more was queued after the close")
+    -- a server that accepts and never answers: a deadline still ends a unary call, and a
+    -- reflection request (the client's deadline, else 10 s)
+    local t0 = require("lunet.core").now()
+    eq(fails("grpc", function() g:call("greet.Greeter/SayHello", { name = "x" }, { deadline = 0.3 }) end).code, "DEADLINE_EXCEEDED")
+    local r = grpc.client("127.0.0.1:" .. bport, { reflection = true, deadline = 0.3 })
+    truthy(not pcall(r.services, r), "reflection gives up")
+    truthy(require("lunet.core").now() - t0 < 3, "within the deadlines")
   end)
   chat:close()
   h.stop_server(bpipe, bpid)
