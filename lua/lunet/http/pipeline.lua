@@ -248,7 +248,7 @@ function M.stages_of(session) pipeline_of(session); return session._stages or {}
 --- body) sent as it is, with nothing to validate or decode: a task of its response. Only for a
 --- session with no stage (pipeline_of(session) is nil: no retry, auth, waiting or recording).
 --- lunet.grpc's unary calls go this way: building, composing and validating options they do
---- not use was a fifth of a call's CPU (docs/grpc.md).
+--- not use was about a tenth of a call's CPU one at a time (docs/benchmarks.md, (m)).
 function M.send_built(session, req)
   local t = task.new()
   t.url = req.url
