@@ -93,6 +93,20 @@ test(".save session NAME writes a named session that http.session{ name = NAME }
   eq({ code, loaded }, { 0, "kept\toat\n" }, "the session's base_url, headers and cookies came back; the prompt said:\n" .. out)
 end)
 
+test(".save session looks for sessions among the globals without loading the lazy ones mid-walk", function()
+  -- Looking at _G's own entry (_G._G) through getmetatable loaded every lazy global (json, yaml,
+  -- ...) into _G while pairs walked it: a table changed mid-walk, and one time in thirty the
+  -- prompt named a session twice ("which session? api, api") and saved nothing.
+  local config = state .. "/config-lazy"
+  local input = table.concat({
+    'api = http.session{ base_url = "http://127.0.0.1:1/" }',
+    '.save session probe',
+    'print("yaml still lazy:", rawget(_G, "yaml") == nil)' }, "\n") .. "\n"
+  local _, out = h.run("printf %s " .. shell_quote(input) .. " | XDG_CONFIG_HOME=" .. shell_quote(config) .. " " .. LUNET)
+  truthy(out:find("saved session api as probe", 1, true), out)
+  truthy(out:find("yaml still lazy:\ttrue", 1, true), "no global was loaded by the walk:\n" .. out)
+end)
+
 test("lunet -i script.lua opens the prompt in the script's state", function()
   local script = h.tmpname()
   local f = io.open(script, "w")

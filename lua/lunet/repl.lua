@@ -159,7 +159,12 @@ local function save_session(args)
   local name, var = args:match("^(%S+)%s*(%S*)$")
   if not name then return nil, ".save session needs a name: .save session NAME [VARIABLE]" end
   local http = package.loaded["lunet.http"]
-  local function is_session(v) return http ~= nil and getmetatable(v) == http.Session end
+  -- Sessions are tables; _G itself (_G._G) is skipped before getmetatable sees it: the
+  -- prelude's getmetatable(_G) loads every lazy global into _G, which must not change while
+  -- pairs walks it (a key was seen twice, one time in thirty).
+  local function is_session(v)
+    return http ~= nil and type(v) == "table" and not rawequal(v, _G) and getmetatable(v) == http.Session
+  end
   if var == "" then
     local found = {}
     for k, v in pairs(_G) do if type(k) == "string" and k ~= "_" and is_session(v) then found[#found + 1] = k end end
