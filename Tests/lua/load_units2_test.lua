@@ -304,3 +304,45 @@ test("the request recorder: untagged requests found again by scenario, method, U
   eq(count({ status = "0" }), 8, "no response is status 0")
   eq(registry:figures("http_req_failed").rate, 1, "each failed")
 end)
+
+test("the per-second series is bounded: past MAX_SECONDS buckets its step doubles, nothing is lost", function()
+  local series = require "lunet.load.series"
+  local hdr = require "lunet.load.hdr"
+  local saved = series.MAX_SECONDS
+  series.MAX_SECONDS = 8
+  local ok, problem = pcall(function()
+    local s = series.new(1000, 0)   -- monotonic 0 is epoch second 1000
+    for t = 0, 19 do
+      series.add(s, t + 0.5, 1000 + t, t % 5 == 0)
+      series.note_vus(s, t + 0.5, t + 1)
+    end
+    local list = series.encode(s)
+    truthy(#list <= 8, "at most MAX_SECONDS buckets: " .. #list)
+    local reqs, failed, durations = 0, 0, 0
+    for _, b in ipairs(list) do
+      eq(b.span, 4, "twenty seconds in buckets of 4")
+      eq(b.t % 4, 0, "a bucket starts on a multiple of its span")
+      reqs, failed = reqs + b.reqs, failed + b.failed
+      durations = durations + hdr.decode(b.duration).count
+    end
+    eq({ reqs, failed, durations }, { 20, 4, 20 }, "every request, failure and duration kept")
+    eq(list[#list].vus, 20, "a bucket keeps the most VUs it saw")
+    -- shards: one series widened to 4 s, one at 1 s; merged in buckets of 4, VUs added across
+    local fine = { { t = 1000, reqs = 1, failed = 0, vus = 3, duration = hdr.new():encode() },
+                   { t = 1001, reqs = 2, failed = 1, vus = 5, duration = hdr.new():encode() } }
+    local merged = series.rebucket({ list, fine }, 4)
+    eq(merged[1].t, 1000)
+    eq(merged[1].span, 4)
+    eq(merged[1].reqs, list[1].reqs + 3)
+    eq(merged[1].vus, list[1].vus + 5, "the most of each shard, added")
+  end)
+  series.MAX_SECONDS = saved
+  if not ok then error(problem, 0) end
+end)
+
+test("the report counts a long run's rows by their span: per-second rates drawn, totals whole", function()
+  local report = require "lunet.load.report"
+  local html = report.html({ series = { { t = 0, reqs = 10, failed = 1, vus = 2, span = 4 }, { t = 4, reqs = 5, failed = 0, vus = 2, span = 4 } } })
+  truthy(html:find("<b>60</b><span>requests</span>", 1, true), "(10 + 5) a second over 4 s each:\n" .. html:sub(1, 3000))
+  truthy(html:find("failed (4)", 1, true), "failures too")
+end)

@@ -85,21 +85,15 @@ local function read_all(sources)
   return list
 end
 
--- The shards' seconds added where they share a wall-clock second.
+-- The shards' seconds added where they share a wall-clock second (in the widest span any
+-- shard's series reached: lunet.load.series).
 local function merge_series(list)
-  local by = {}
-  for _, e in ipairs(list) do
-    for _, b in ipairs(e.data.series) do
-      local m = by[b.t]
-      if not m then m = { t = b.t, reqs = 0, failed = 0, vus = 0, duration = hdr.new() }; by[b.t] = m end
-      m.reqs, m.failed, m.vus = m.reqs + b.reqs, m.failed + b.failed, m.vus + b.vus
-      m.duration:merge(hdr.decode(b.duration))
-    end
+  local lists, span = {}, 1
+  for i, e in ipairs(list) do
+    lists[i] = e.data.series
+    for _, b in ipairs(e.data.series) do if (b.span or 1) > span then span = b.span end end
   end
-  local out = {}
-  for _, m in pairs(by) do out[#out + 1] = m end
-  table.sort(out, function(a, b) return a.t < b.t end)
-  return out
+  return require("lunet.load.series").rebucket(lists, span)
 end
 
 -- Checks by name (in the first shard's order, then any new ones), failures by message.

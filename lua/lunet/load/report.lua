@@ -11,7 +11,8 @@
 ---   {
 ---     title = "checkout.lua", generated = "2026-11-28T06:30:00Z", shards = 4, elapsed = 30.2,  -- seconds
 ---     passed = true,                                      -- all thresholds held
----     series = {                                          -- one per second, ascending t (seconds since the run's start, integers from 0)
+---     series = {                                          -- one per second, ascending t (seconds since the run's start, integers from 0);
+---                                                         -- a long run's rows may span `span` seconds (reqs, failed: per second)
 ---       { t = 0, reqs = 812, failed = 3, vus = 10, p50 = 1.2, p95 = 3.4, p99 = 7.9 },   -- ms; p* may be nil when reqs == 0
 ---       ...
 ---     },
@@ -83,8 +84,10 @@ td.ok{color:#17632a}td.bad{color:#9b1c1c;font-weight:600}.left2 th:nth-child(2),
 local function totals(series)
   local reqs, failed, vus = 0, 0, nil
   for _, row in ipairs(series) do
-    if finite(row.reqs) then reqs = reqs + row.reqs end
-    if finite(row.failed) then failed = failed + row.failed end
+    -- a row of a long run may stand for `span` seconds, its counts per second of them
+    local span = finite(row.span) and row.span or 1
+    if finite(row.reqs) then reqs = reqs + row.reqs * span end
+    if finite(row.failed) then failed = failed + row.failed * span end
     if finite(row.vus) and (vus == nil or row.vus > vus) then vus = row.vus end
   end
   return reqs, failed, vus

@@ -5,13 +5,16 @@ local hdr = require "lunet.load.hdr"
 
 local M = {}
 
--- The seconds, from their start: { t, reqs, failed, vus, p50, p95, p99 (ms, nil when none) }.
+-- The seconds, from their start: { t, reqs, failed, vus, p50, p95, p99 (ms, nil when none) },
+-- requests and failures per second; a bucket of a long run's series spans `span` seconds
+-- (lunet.load.series), its counts shown per second of it.
 local function seconds(series)
   local out, first = {}, series[1] and series[1].t
   for _, b in ipairs(series) do
     local h = getmetatable(b.duration) and b.duration or hdr.decode(b.duration)
     local p = h.count > 0 and h:percentiles({ 50, 95, 99 }) or {}
-    out[#out + 1] = { t = b.t - first, reqs = b.reqs, failed = b.failed, vus = b.vus,
+    local span = b.span or 1
+    out[#out + 1] = { t = b.t - first, reqs = b.reqs / span, failed = b.failed / span, vus = b.vus, span = b.span,
                       p50 = p[50] and p[50] / 1000, p95 = p[95] and p[95] / 1000, p99 = p[99] and p[99] / 1000 }
   end
   return out

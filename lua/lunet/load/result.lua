@@ -101,6 +101,7 @@ local function check_series(list)
     local where = "/data/series/" .. (i - 1)
     need(type(b) == "table" and whole(b.t) and (not last or b.t > last), where, "its second is missing or out of order")
     need(whole(b.reqs) and whole(b.failed) and whole(b.vus) and b.failed <= b.reqs, where, "reqs, failed or vus is not a count")
+    need(b.span == nil or (whole(b.span) and b.span >= 1 and b.t % b.span == 0), where, "its span is not a whole number of seconds its second starts")
     check_hdr(b.duration, where .. "/duration")
     need(b.duration.count == b.reqs, where, "%d requests but %d durations", b.reqs, b.duration.count)
     last = b.t
