@@ -111,8 +111,9 @@ end
 -- The transport: one attempt, a task of the response or of the error. With nothing to record,
 -- validate or decode (only a session's own requests, behind retry, auth or wait stages), a request
 -- goes the plain path, unless the auth stage gave it a header of its own.
-local function transport(validates, recording)
-  local function attempt(session, opts, req)
+-- One attempt of a built request, as the transport makes it.
+local function attempt_of(validates, recording)
+  return function(session, opts, req)
     local t = task.new()
     t.url = req.url
     -- A recorded request keeps the head libcurl sent (with the jar's Cookie) for the HAR.
@@ -140,6 +141,10 @@ local function transport(validates, recording)
     if opts._on_transfer and t.state == "pending" then opts._on_transfer(id) end   -- lunet.grpc's sender
     return t
   end
+end
+
+local function transport(validates, recording)
+  local attempt = attempt_of(validates, recording)
   if validates or recording then return attempt end
   return function(session, opts, req)
     if req._authorized then return attempt(session, opts, req) end
@@ -249,17 +254,10 @@ function M.stages_of(session) pipeline_of(session); return session._stages or {}
 --- session with no stage (pipeline_of(session) is nil: no retry, auth, waiting or recording).
 --- lunet.grpc's unary calls go this way: building, composing and validating options they do
 --- not use was about a tenth of a call's CPU one at a time (docs/benchmarks.md, (m)).
+local attempt_as_built = attempt_of(false, false)
 function M.send_built(session, req)
-  local t = task.new()
-  t.url = req.url
   req.session_headers = session.headers
-  local id = core.send(session._core, function(_, raw, status, reason, u, version, elapsed)
-    if t.state ~= "pending" then return end
-    if raw == nil then task._reject(t, status) return end
-    task._resolve(t, response.new(raw, status, reason, u, version, elapsed))
-  end, req)
-  t:_on_cancel_do(core.cancel, id)
-  return t
+  return attempt_as_built(session, M.PLAIN, req)
 end
 
 -- Sends a built request with options of its own through the stages they and the session's
