@@ -226,6 +226,13 @@ test("merge refuses what is not one test's shards, each once and whole: exit 2, 
   local corrupt = h.temp_file(bent .. "\n")
   code, out = merge(outs[0], corrupt)
   truthy(code == 2 and out:find("corrupt result", 1, true) and out:find("/data/", 1, true), "a corrupt record, its place named: " .. out)
+  -- a series bucket whose span is not a whole number of seconds it starts on (lunet.load.series)
+  for _, span in ipairs({ 1.5, 0 }) do
+    local record = json.decode(lines[#lines])
+    record.data.series[1].span = span
+    code, out = merge(outs[0], h.temp_file(json.encode(record) .. "\n"))
+    truthy(code == 2 and out:find("/data/series/0", 1, true) and out:find("span", 1, true), "span " .. span .. ": " .. out)
+  end
   code, out = merge(outs[0], h.temp_file(""))
   truthy(code == 2 and out:find("empty", 1, true), "an empty file: " .. out)
   code, out = merge(outs[0], outs[1])

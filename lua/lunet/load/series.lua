@@ -23,6 +23,8 @@ function M.new(wall0, mono0)
   return { seconds = {}, offset = wall0 - mono0, step = 1, count = 0 }
 end
 
+local function empty(t) return { t = t, reqs = 0, failed = 0, vus = 0, duration = hdr.new() } end
+
 --- Adds bucket `b` into `into` (a bucket of the same or a wider span): counts add, the most VUs
 --- is the larger, histograms merge exactly.
 local function absorb(into, b)
@@ -48,7 +50,7 @@ local function bucket(s, sec)
   local k = sec - sec % s.step
   local b = s.seconds[k]
   if b then return b end
-  b = { reqs = 0, failed = 0, vus = 0, duration = hdr.new() }
+  b = empty()
   s.seconds[k], s.count = b, s.count + 1
   if s.count > M.MAX_SECONDS then
     widen(s)
@@ -92,18 +94,16 @@ function M.rebucket(lists, span)
     local mine = {}
     for _, b in ipairs(list) do
       local k = b.t - b.t % span
-      local into = mine[k]
-      local h = getmetatable(b.duration) and b.duration or hdr.decode(b.duration)
-      if into then absorb(into, { reqs = b.reqs, failed = b.failed, vus = b.vus, duration = h })
-      else mine[k] = { t = k, reqs = b.reqs, failed = b.failed, vus = b.vus, duration = hdr.new() }; mine[k].duration:merge(h) end
+      mine[k] = mine[k] or empty(k)
+      absorb(mine[k], { reqs = b.reqs, failed = b.failed, vus = b.vus,
+                        duration = getmetatable(b.duration) and b.duration or hdr.decode(b.duration) })
     end
     for k, b in pairs(mine) do
-      local into = by[k]
-      if not into then by[k] = b
-      else
-        into.reqs, into.failed, into.vus = into.reqs + b.reqs, into.failed + b.failed, into.vus + b.vus
-        into.duration:merge(b.duration)
-      end
+      local into = by[k] or empty(k)
+      by[k] = into
+      local vus = into.vus + b.vus   -- across shards the VUs add
+      absorb(into, b)
+      into.vus = vus
     end
   end
   local out = {}
