@@ -4,20 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-// Under ThreadSanitizer (scripts/sanitize), before a C function of ours raises: TSan does not
-// see lua_error's longjmp (Debian's liblua jumps with __longjmp_chk, which TSan does not
-// intercept), so the raising function's frame would stay on TSan's shadow stack, one entry per
-// raise, until that stack (64Ki entries) overflowed into other memory and the run crashed.
-// This takes the frame off first. Only lunet's own C frames are ever jumped over.
-#if defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-void __tsan_func_exit(void);
-#define BEFORE_RAISE() __tsan_func_exit()
-#endif
-#endif
-#ifndef BEFORE_RAISE
-#define BEFORE_RAISE() ((void)0)
-#endif
+#include "before_raise.h"
 
 // The one C function Lua calls for every Swift function. Upvalue 1 holds the Swift function
 // pointer. The Swift frame has fully returned before lua_error runs, so no Swift cleanup is

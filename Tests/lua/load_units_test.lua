@@ -90,6 +90,10 @@ test("hdr: count, sum, min, max and mean are exact; negatives are 0; past an hou
   eq(big.sum, 4 * hdr.HIGHEST + 5, "the clamped count as an hour")
   eq({ big:percentile(100), big:percentile(50) }, { hdr.HIGHEST, hdr.HIGHEST }, "at the hour")
   eq(math.type(fed{ 2.5 }.sum), "integer", "values are whole microseconds")
+  local edge = fed{ hdr.HIGHEST + 0.4, hdr.HIGHEST + 0.5, 0 / 0, -math.huge, -0.0, 2.5, 7 }
+  eq({ edge.count, edge.clamped, edge.min, edge.max, edge.sum }, { 6, 1, 0, hdr.HIGHEST, 2 * hdr.HIGHEST + 3 + 7 },
+     "NaN is not kept; -inf is 0; an hour and 0.4 rounds to the hour, and 0.5 more is past it")
+  eq({ math.type(edge.min), math.type(edge.max) }, { "integer", "integer" }, "min and max whole too")
 end)
 
 test("hdr: every percentile within 0.1% of the exact one, and within [min, max]", function()
@@ -151,6 +155,64 @@ test("hdr: encode and decode round trip, through JSON too", function()
   local empty = hdr.decode(hdr.new():encode())
   eq({ empty.count, empty:percentile(50), hdr.new():encode().min }, { 0, nil, nil }, "an empty one")
   eq(empty:merge(fed{ 5 }).min, 5, "an empty one decoded still merges (its min is no 0)")
+end)
+
+test("hdr: the counts kept in C land where index_of says, for every bucket's edges", function()
+  local values = { 0, 1, 2047, 2048, 2049, 4095, 4096, hdr.HIGHEST - 1, hdr.HIGHEST }
+  for b = 11, 31 do
+    local p = 1 << b
+    for _, v in ipairs{ p - 1, p, p + 1, p + (p >> 1) } do if v <= hdr.HIGHEST then values[#values + 1] = v end end
+  end
+  for _ = 1, 2000 do values[#values + 1] = math.random(0, hdr.HIGHEST) end
+  for _, v in ipairs(values) do
+    local one = fed{ v }
+    eq(one.counts, { [hdr.index_of(v)] = 1 }, "the slot of " .. v)
+  end
+  local all = fed(values)
+  local want = {}
+  for _, v in ipairs(values) do want[hdr.index_of(v)] = (want[hdr.index_of(v)] or 0) + 1 end
+  eq(all.counts, want, "every value in one histogram")
+end)
+
+test("hdr: a histogram of few values stays small; few and many merge either way", function()
+  collectgarbage(); collectgarbage()
+  local before = collectgarbage("count")
+  local keep = {}
+  for k = 1, 2000 do keep[k] = fed{ k % 7, 500 + k % 3, 100000 } end
+  local per = (collectgarbage("count") - before) * 1024 / #keep
+  truthy(per < 400, string.format("%.0f bytes a histogram of three values (tag sets keep seven each)", per))
+  local many = {}
+  for v = 1, 3000, 7 do many[#many + 1] = v end
+  local few_list = { 3, 3, 9, 2500, 7200e6 }
+  local function both_ways(a_list, b_list, what)
+    local a, b, all = fed(a_list), fed(b_list), fed(a_list)
+    for _, v in ipairs(b_list) do all:record(v) end
+    a:merge(b)
+    eq({ a.counts, a.count, a.sum, a.min, a.max, a.clamped }, { all.counts, all.count, all.sum, all.min, all.max, all.clamped }, what)
+  end
+  both_ways(few_list, many, "few, then many merged in")
+  both_ways(many, few_list, "many, then few merged in")
+  both_ways(few_list, { 4, 5, 6, 7 }, "few and few, past the inline pairs together")
+end)
+
+test("hdr: hostile calls get a message, never memory: not a histogram, not a number, itself", function()
+  local function raises(fn, needle, what)
+    local ok, e = pcall(fn)
+    truthy(not ok and tostring(e):find(needle, 1, true), what .. ": " .. tostring(e))
+  end
+  local real = hdr.new()
+  raises(function() hdr.record({ counts = {}, count = 0 }, 5) end, "not a histogram", "a table shaped like one")
+  raises(function() hdr.record(io.stdout, 5) end, "not a histogram", "another userdata")
+  raises(function() hdr.record(real, "5 ms") end, "a number of microseconds", "a string")
+  raises(function() real:merge(real) end, "merged into itself", "a merge into itself")
+  raises(function() real:merge({}) end, "not a histogram", "a merge of a table")
+  raises(function() real.count = 3 end, "index", "its figures cannot be set")
+  eq(getmetatable(real), "lunet.hdr", "its metatable is not handed out")
+  raises(function() hdr.decode({ counts = { hdr.index_of(hdr.HIGHEST) + 1, 1 }, count = 1, sum = 1 }) end,
+    "out of range", "a decoded slot past the hour")
+  raises(function() hdr.decode({ counts = { 5, -1 }, count = 0, sum = 0 }) end, "whole number", "a negative count")
+  raises(function() hdr.decode({ counts = {}, count = 0, sum = 1.5 }) end, "whole number", "a fractional sum")
+  eq({ real.count, real.sum, real.min, real.max }, { 0, 0, math.huge, -math.huge }, "and the real one is untouched")
 end)
 
 test("thresholds: expressions with each aggregate and operator, spaces or none", function()

@@ -32,6 +32,10 @@ typedef int (*lunet_SwiftFunction)(lua_State *L);
 void lunet_pushswiftfunction(lua_State *L, lunet_SwiftFunction fn, int nup);
 static inline int lunet_upvalue(int i) { return lua_upvalueindex(i + 1); }
 
+/// Pushes core.hdr_open, a C function (hdr_histogram.c): the counts of `lunet load`'s HDR
+/// histograms. Pushing raises nothing (the allocator aborts when memory runs out).
+void lunet_push_hdr_open(lua_State *L);
+
 // ---------------------------------------------------------------------------------------------
 // States, loading, protected calls
 // ---------------------------------------------------------------------------------------------

@@ -38,6 +38,8 @@ enum CoreModule {
             s.pushFunction(fn)
             s.setRawField(-2, name)
         }
+        lunet_push_hdr_open(L)   // C, not Swift: a histogram's record is one call (hdr_histogram.c)
+        s.setRawField(-2, "hdr_open")
         return 1
     }
 

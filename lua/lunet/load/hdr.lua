@@ -1,12 +1,19 @@
 --- An HDR histogram (Gil Tene's High Dynamic Range histogram) for `lunet load`'s latencies:
 --- integer microseconds from 1 µs to 1 hour, 3 significant digits. A value lands in a bucket no
 --- wider than 1/1024 of it, so every percentile read back is within 0.1% of the true one, and
---- two histograms merge exactly (their counts add). Recording is a few integer operations and
---- one table store. Exact min, max, sum and count are kept beside the counts.
+--- two histograms merge exactly (their counts add). Exact min, max, sum and count are kept
+--- beside the counts.
+---
+--- The counts live in C (Sources/CLunetLua/hdr_histogram.c, core.hdr_open): a histogram is a
+--- userdata, and recording a value is one call (a run records seven a request). Its fields
+--- read as they did from a table: h.count, h.sum, h.min, h.max (math.huge and -math.huge while
+--- empty), h.clamped, and h.counts, a new table { [index] = count } each time it is read.
 ---
 --- Layout (HdrHistogram's): sub-buckets of 2048 values; bucket b holds values of magnitude
 --- 2^(b+10) .. 2^(b+11) in 1024 sub-buckets of width 2^b (bucket 0 holds 0 .. 2047 in 2048).
 --- counts[index] for index 0 .. (buckets + 1) * 1024 - 1; absent entries are 0.
+local native = require("lunet.core").hdr_open()
+
 local M = {}
 
 local SUB_HALF_MAG = 10                 -- log2 of the half count
@@ -52,102 +59,48 @@ local function highest_equivalent(v)
 end
 M.highest_equivalent = highest_equivalent
 
-local H = {}
-H.__index = H
+local H = native.methods
+local next_slot = native.next
 
-function M.new()
-  return setmetatable({ counts = {}, count = 0, sum = 0, min = math.huge, max = -math.huge, clamped = 0 }, H)
-end
-
-local floor, HIGHEST = math.floor, M.HIGHEST
+--- A new, empty histogram.
+M.new = native.new
 
 --- Records a value in microseconds (a number; rounded to an integer; negative counts as 0,
---- past an hour as an hour and in `clamped`). A plain function as well as a method
---- (hdr.record(h, us)): `lunet load` records several values a request, and the index is
---- worked out inline (msb and index_of, written out) to keep that to a few operations.
-local function record(self, us)
-  if us ~= us then return end   -- NaN: no value to keep
-  local v = floor(us + 0.5)
-  if v < 0 then v = 0 elseif v > HIGHEST then v = HIGHEST; self.clamped = self.clamped + 1 end
-  local i
-  if v < 2048 then
-    i = v
-  else
-    local x, n = v, 0
-    if x >= 0x10000 then x = x >> 16; n = 16 end
-    if x >= 0x100 then x = x >> 8; n = n + 8 end
-    if x >= 0x10 then x = x >> 4; n = n + 4 end
-    if x >= 4 then x = x >> 2; n = n + 2 end
-    if x >= 2 then n = n + 1 end
-    local bucket = n - SUB_HALF_MAG
-    i = ((bucket + 1) << SUB_HALF_MAG) + (v >> bucket) - SUB_HALF
-  end
-  local counts = self.counts
-  counts[i] = (counts[i] or 0) + 1
-  self.count = self.count + 1
-  self.sum = self.sum + v
-  if v < self.min then self.min = v end
-  if v > self.max then self.max = v end
-end
-M.record = record
-H.record = record
+--- past an hour as an hour and in `clamped`; NaN is not kept). A plain function as well as a
+--- method (hdr.record(h, us)).
+M.record = native.record
+H.record = native.record
 
---- Adds every count of `other` (merging two histograms exactly).
-function H:merge(other)
-  local counts = self.counts
-  for i, c in pairs(other.counts) do counts[i] = (counts[i] or 0) + c end
-  self.count = self.count + other.count
-  self.sum = self.sum + other.sum
-  self.clamped = self.clamped + other.clamped
-  if other.min < self.min then self.min = other.min end
-  if other.max > self.max then self.max = other.max end
-  return self
-end
-
--- The indexes that hold counts, in order.
-local function sorted_indexes(counts)
-  local list = {}
-  for i in pairs(counts) do list[#list + 1] = i end
-  table.sort(list)
-  return list
-end
+--- Adds every count of `other` (merging two histograms exactly); returns self.
+H.merge = native.merge
 
 --- The value (microseconds) at percentile p (0..100), as HdrHistogram gives it: the highest
 --- value equivalent to the one whose rank reaches p% of the count, kept within the exact min
 --- and max. nil when empty.
 function H:percentile(p)
-  if self.count == 0 then return nil end
-  local rank = math.max(1, math.floor(p / 100 * self.count + 0.5))
-  local seen = 0
-  for _, i in ipairs(sorted_indexes(self.counts)) do
-    seen = seen + self.counts[i]
-    if seen >= rank then
-      local v = highest_equivalent(value_at(i))
-      if v > self.max then v = self.max end
-      if v < self.min then v = self.min end
-      return v
-    end
-  end
-  return self.max
+  return self:percentiles({ p })[p]
 end
 
---- Several percentiles in one pass: { [p] = value } for each p of the list.
+--- Several percentiles in one pass over the counts, in order: { [p] = value } for each p.
 function H:percentiles(list)
   local out = {}
-  if self.count == 0 then return out end
+  local count = self.count
+  if count == 0 then return out end
+  local min, max = self.min, self.max
   local wanted = {}
-  for _, p in ipairs(list) do wanted[#wanted + 1] = { p = p, rank = math.max(1, math.floor(p / 100 * self.count + 0.5)) } end
+  for _, p in ipairs(list) do wanted[#wanted + 1] = { p = p, rank = math.max(1, math.floor(p / 100 * count + 0.5)) } end
   table.sort(wanted, function(a, b) return a.rank < b.rank end)
   local k, seen = 1, 0
-  for _, i in ipairs(sorted_indexes(self.counts)) do
-    seen = seen + self.counts[i]
+  local i, c = next_slot(self, -1)
+  while i and k <= #wanted do
+    seen = seen + c
     while k <= #wanted and seen >= wanted[k].rank do
-      local v = highest_equivalent(value_at(i))
-      out[wanted[k].p] = math.max(self.min, math.min(v, self.max))
+      out[wanted[k].p] = math.max(min, math.min(highest_equivalent(value_at(i)), max))
       k = k + 1
     end
-    if k > #wanted then break end
+    i, c = next_slot(self, i)
   end
+  for j = k, #wanted do out[wanted[j].p] = max end   -- counts short of a rank (not from record)
   return out
 end
 
@@ -159,20 +112,23 @@ end
 --- A compact form for JSON: the exact figures and the counts as [index, count, ...] pairs.
 function H:encode()
   local pairs_ = {}
-  for _, i in ipairs(sorted_indexes(self.counts)) do
+  local i, c = next_slot(self, -1)
+  while i do
     pairs_[#pairs_ + 1] = i
-    pairs_[#pairs_ + 1] = self.counts[i]
+    pairs_[#pairs_ + 1] = c
+    i, c = next_slot(self, i)
   end
-  return { unit = "us", count = self.count, sum = self.sum, min = self.count > 0 and self.min or nil,
-           max = self.count > 0 and self.max or nil, clamped = self.clamped, counts = pairs_ }
+  local count = self.count
+  return { unit = "us", count = count, sum = self.sum, min = count > 0 and self.min or nil,
+           max = count > 0 and self.max or nil, clamped = self.clamped, counts = pairs_ }
 end
 
---- A histogram back from encode()'s form.
+--- A histogram back from encode()'s form (lunet.load.result has checked it).
 function M.decode(t)
   local h = M.new()
-  for k = 1, #t.counts, 2 do h.counts[t.counts[k]] = t.counts[k + 1] end
-  h.count, h.sum, h.clamped = t.count, t.sum, t.clamped or 0
-  h.min, h.max = t.min or math.huge, t.max or -math.huge
+  local add = native.add
+  for k = 1, #t.counts, 2 do add(h, t.counts[k], t.counts[k + 1]) end
+  native.set_figures(h, t.count, t.sum, t.min, t.max, t.clamped or 0)
   return h
 end
 

@@ -38,7 +38,8 @@ end
 local function bad(where, fmt, ...) error({ place = where, problem = string.format(fmt, ...) }, 0) end
 
 local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
-local function whole(v) return finite(v) and v >= 0 and math.floor(v) == v end
+-- A whole number a Lua integer holds (a histogram's figures are kept as integers).
+local function whole(v) return finite(v) and v >= 0 and math.floor(v) == v and v <= math.maxinteger end
 
 local function need(cond, where, fmt, ...) if not cond then bad(where, fmt, ...) end end
 
@@ -47,7 +48,7 @@ local KINDS = { counter = true, gauge = true, rate = true, trend = true }
 -- A histogram as hdr.encode writes it: its buckets in order, counts that add up to `count`.
 local function check_hdr(h, where)
   need(type(h) == "table" and type(h.counts) == "table", where, "not a histogram")
-  need(whole(h.count) and finite(h.sum) and whole(h.clamped or 0), where, "count, sum or clamped is not a number")
+  need(whole(h.count) and whole(h.sum) and whole(h.clamped or 0), where, "count, sum or clamped is not a whole number")
   local counts, total, last = h.counts, 0, -1
   need(#counts % 2 == 0, where, "its counts are not index and count pairs")
   local top = hdr.index_of(hdr.HIGHEST)
@@ -58,7 +59,7 @@ local function check_hdr(h, where)
     total, last = total + n, i
   end
   need(total == h.count, where, "its buckets hold %d values, its count says %d", total, h.count)
-  if h.count > 0 then need(finite(h.min) and finite(h.max) and h.min <= h.max, where, "min or max is missing") end
+  if h.count > 0 then need(whole(h.min) and whole(h.max) and h.min <= h.max, where, "min or max is missing or not a whole number") end
 end
 
 local function check_state(kind, st, where)
