@@ -189,14 +189,18 @@ local function start_ticker(run, p, c, out_file, stderr, to_terminal, main, live
       if main.state ~= "pending" then break end
       run:note_vus()
       local t = run:elapsed()
-      local f = registry:figures("http_req_duration", nil, t, { 50, 99 }) or { p = {} }
-      local reqs = (registry:figures("http_reqs", nil, t) or { count = 0 }).count
-      local rate = t > last_t and (reqs - last_reqs) / (t - last_t) or 0
-      last_reqs, last_t = reqs, t
-      local line = string.format("%s  vus=%d  req/s=%.0f  p50=%s  p99=%s  errors=%d",
-        summary.duration(t * 1000), run.vus, rate, summary.duration(f.p and f.p[50]), summary.duration(f.p and f.p[99]), run.failure_count)
-      if to_terminal then stderr:write("\r\27[K", line)
-      elseif not c.quiet and t - last_line >= 10 then stderr:write("lunet load: ", line, "\n"); last_line = t end
+      -- The line only when it is written: its percentiles merge and sort every tag set's
+      -- histogram of durations.
+      local plain = not to_terminal and not c.quiet and t - last_line >= 10
+      if to_terminal or plain then
+        local f = registry:figures("http_req_duration", nil, t, { 50, 99 }) or { p = {} }
+        local reqs = (registry:figures("http_reqs", nil, t) or { count = 0 }).count
+        local rate = t > last_t and (reqs - last_reqs) / (t - last_t) or 0
+        last_reqs, last_t = reqs, t
+        local line = string.format("%s  vus=%d  req/s=%.0f  p50=%s  p99=%s  errors=%d",
+          summary.duration(t * 1000), run.vus, rate, summary.duration(f.p and f.p[50]), summary.duration(f.p and f.p[99]), run.failure_count)
+        if to_terminal then stderr:write("\r\27[K", line) else stderr:write("lunet load: ", line, "\n"); last_line = t end
+      end
       if out_file and t - out_file.since >= 1 then write_intervals(registry, out_file, t) end
       -- abort_on_fail: judged from the second delay_abort_eval allows.
       for _, th in ipairs(p.thresholds) do
@@ -301,11 +305,12 @@ function M.run(c, stdout, stderr)
   local run = runner.new(p.plan, p.fns, p.registry, data, series)
   -- The VU of the running coroutine, for check and custom metrics.
   local iterate, current = run.iterate, p.current
-  run.iterate = function(self, sc, vu, f)
+  run.iterate = function(self, sc, vu, f, t0)
     local co = coroutine.running()
     current[co] = vu
-    iterate(self, sc, vu, f)
+    local t1 = iterate(self, sc, vu, f, t0)
     current[co] = nil
+    return t1
   end
   local to_terminal = core.isatty(2) and not c.quiet
   stderr:write(string.format("lunet load: %s, %d scenario%s, up to %s (with graceful stop)%s\n", c.script, #p.plan.scenarios,

@@ -79,23 +79,27 @@ local function keep_traceback(e)
 end
 
 -- One iteration of `vu`: the scenario's function with the setup data; its duration and count,
--- or its failure. An iteration cancelled at a stop is not counted (k6: interrupted).
-function Run:iterate(sc, vu, fn)
-  local t0 = now()
+-- or its failure. An iteration cancelled at a stop is not counted (k6: interrupted). `t0`, when
+-- given, is its start (a VU's loop hands over the end of its previous iteration, read a moment
+-- before); returns its end, so that the loop reads the clock once an iteration, not twice.
+function Run:iterate(sc, vu, fn, t0)
+  t0 = t0 or now()
   vu.iteration = vu.iteration + 1
   known_failures = self.failures
   local ok, err = xpcall(fn, keep_traceback, vu, self.data)
   local traceback = last_traceback
   if not ok and errors.is(err) and err.kind == "cancelled" and (sc.state.stopping or self.stopping or vu._wanted == false) then return end
+  local t1 = now()
   local its, dur = sc._iterations, sc._duration
   if its then
     its.sum, its.n = its.sum + 1, its.n + 1
-    record(dur, (now() - t0) * 1e6)
+    record(dur, (t1 - t0) * 1e6)
   else
     self.registry:add(self.m.iterations, 1, sc._tags, sc._key)
-    self.registry:add(self.m.iteration_duration, (now() - t0) * 1000, sc._tags, sc._key)
+    self.registry:add(self.m.iteration_duration, (t1 - t0) * 1000, sc._tags, sc._key)
   end
   if not ok then self:failed(sc, err, traceback) end
+  return t1
 end
 
 -- A VU's work as a task, counted in the vus gauge while it runs, however it ends (a task
@@ -113,9 +117,9 @@ function Run:run_closed(sc, st, fn)
   local shared_left = sc.iterations
   local length = executors.length(sc)
   local tasks = {}
-  local function may_start(vu)
+  local function may_start(vu, at)
     if st.stopping or self.stopping then return false end
-    local t = now() - st.t0
+    local t = (at or now()) - st.t0
     if t >= length then return false end
     if e == "shared-iterations" then
       if shared_left <= 0 then return false end
@@ -129,7 +133,8 @@ function Run:run_closed(sc, st, fn)
     return true
   end
   local function loop(vu)
-    while may_start(vu) do self:iterate(sc, vu, fn) end
+    local at = now()
+    while may_start(vu, at) do at = self:iterate(sc, vu, fn, at) end
   end
   if e ~= "ramping-vus" then
     for _ = 1, executors.max_vus(sc) do tasks[#tasks + 1] = self:spawn_vu(loop, self:new_vu(sc)) end

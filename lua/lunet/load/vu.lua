@@ -194,7 +194,8 @@ local Session = {}
 for _, verb in ipairs(VERBS) do
   local METHOD = verb:upper()
   Session[verb] = function(self, url, opts)
-    local o, tags = split_tags(opts)
+    local o, tags = nil, nil   -- most requests have no options: no call to split them
+    if opts ~= nil then o, tags = split_tags(opts) end
     local t0 = now()
     local real = self._real
     local ok, r = pcall(real[verb], real, url, o)
