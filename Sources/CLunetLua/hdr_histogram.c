@@ -150,14 +150,10 @@ static int h_new(lua_State *L) {
     return 1;
 }
 
-// record(h, us): hdr.lua's record, the same rounding and clamping.
-static int h_record(lua_State *L) {
-    histogram *h = check(L, 1, "record");
-    int isnum;
-    lua_Number us = lua_tonumberx(L, 2, &isnum);
-    if (!isnum) return fail(L, "hdr.record: a number of microseconds expected");
+// Records us (microseconds) in the histogram at stack index idx: hdr.lua's rounding and clamping.
+static void record_value(lua_State *L, histogram *h, int idx, lua_Number us) {
     if (!(us >= 0)) {
-        if (us != us) return 0;   // NaN: no value to keep
+        if (us != us) return;   // NaN: no value to keep
         us = 0;
     } else if (us >= HIGHEST + 0.5) {
         us = (lua_Number)HIGHEST;
@@ -167,11 +163,49 @@ static int h_record(lua_State *L) {
     int i = slot_of(v);
     lua_Integer *c;
     if (h->dir != NULL && (c = h->dir[i / CHUNK]) != NULL) c[i % CHUNK]++;   // a long run's case
-    else add_at(L, h, 1, i, 1);
+    else add_at(L, h, idx, i, 1);
     h->count++;
     h->sum += v;
     if (v < h->min) h->min = v;
     if (v > h->max) h->max = v;
+}
+
+static lua_Number us_arg(lua_State *L, int idx, const char *fn) {
+    if (lua_type(L, idx) != LUA_TNUMBER) {   // not a string that reads as one, either
+        lua_pushfstring(L, "hdr.%s: argument %d is not a number of microseconds", fn, idx);
+        BEFORE_RAISE();
+        lua_error(L);
+    }
+    return lua_tonumber(L, idx);
+}
+
+// record(h, us)
+static int h_record(lua_State *L) {
+    histogram *h = check(L, 1, "record");
+    record_value(L, h, 1, us_arg(L, 2, "record"));
+    return 0;
+}
+
+// record_each(list, us1, us2, ...): us1 into list[1], us2 into list[2], ...: the values of one
+// request, in one call instead of one each. Every argument is checked before any is recorded.
+static int h_record_each(lua_State *L) {
+    if (lua_type(L, 1) != LUA_TTABLE) return fail(L, "hdr.record_each: argument 1 is not a list of histograms");
+    int n = lua_gettop(L) - 1;
+    if (!lua_checkstack(L, n + 1)) return fail(L, "hdr.record_each: too many values");
+    for (int k = 1; k <= n; k++) {
+        (void)us_arg(L, k + 1, "record_each");
+        lua_rawgeti(L, 1, k);
+        if (test(L, -1) == NULL) {
+            lua_pushfstring(L, "hdr.record_each: list item %d is not a histogram", k);
+            BEFORE_RAISE();
+            lua_error(L);
+        }
+    }
+    // The histograms are at n + 2 .. 2n + 1, each beside its value at k + 1.
+    for (int k = 1; k <= n; k++) {
+        int idx = n + 1 + k;
+        record_value(L, lua_touserdata(L, idx), idx, lua_tonumber(L, k + 1));
+    }
     return 0;
 }
 
@@ -292,7 +326,7 @@ static int h_index(lua_State *L) {
     return 1;
 }
 
-// core.hdr_open(): { new, record, merge, next, add, set_figures, methods }. `methods` is what
+// core.hdr_open(): { new, record, record_each, merge, next, add, set_figures, methods }. `methods` is what
 // a histogram's other keys find (hdr.lua puts its Lua methods there). Every state has one
 // metatable for histograms (in the registry), however often this is called.
 static int hdr_open(lua_State *L) {
@@ -311,10 +345,10 @@ static int hdr_open(lua_State *L) {
         lua_setfield(L, -3, "__index");
     }
     static const luaL_Reg fns[] = {
-        {"new", h_new}, {"record", h_record}, {"merge", h_merge}, {"next", h_next},
+        {"new", h_new}, {"record", h_record}, {"record_each", h_record_each}, {"merge", h_merge}, {"next", h_next},
         {"add", h_add}, {"set_figures", h_set_figures}, {NULL, NULL},
     };
-    lua_createtable(L, 0, 7);                 // [mt, methods, t]
+    lua_createtable(L, 0, 8);                 // [mt, methods, t]
     for (const luaL_Reg *r = fns; r->name != NULL; r++) {
         lua_pushvalue(L, -3);
         lua_pushcclosure(L, r->func, 1);

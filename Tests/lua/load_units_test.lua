@@ -212,7 +212,15 @@ test("hdr: hostile calls get a message, never memory: not a histogram, not a num
     "out of range", "a decoded slot past the hour")
   raises(function() hdr.decode({ counts = { 5, -1 }, count = 0, sum = 0 }) end, "whole number", "a negative count")
   raises(function() hdr.decode({ counts = {}, count = 0, sum = 1.5 }) end, "whole number", "a fractional sum")
+  raises(function() hdr.record_each(real, 1) end, "not a list of histograms", "record_each of a histogram")
+  raises(function() hdr.record_each({ real, {} }, 1, 2) end, "list item 2 is not a histogram", "record_each of a list with a table")
+  raises(function() hdr.record_each({ real }, "1") end, "not a number", "record_each of a string")
   eq({ real.count, real.sum, real.min, real.max }, { 0, 0, math.huge, -math.huge }, "and the real one is untouched")
+  local a, b, c = hdr.new(), hdr.new(), hdr.new()
+  hdr.record_each({ a, b, c }, 1.4, 2500, 0 / 0)
+  hdr.record_each({ a, b }, 7200e6)
+  eq({ a.count, a.sum, a.clamped, b.count, b.sum, c.count }, { 2, 1 + hdr.HIGHEST, 1, 1, 2500, 0 },
+     "record_each: the k-th value into the k-th histogram, rounded, clamped, NaN not kept; fewer values than histograms")
 end)
 
 test("thresholds: expressions with each aggregate and operator, spaces or none", function()

@@ -124,7 +124,7 @@ end
 -- nil and the exit status (the problem said on stderr).
 local function prepare(c, stderr)
   local registry = metrics.registry({ interval = c.out ~= nil })
-  local current = {}
+  local current = setmetatable({}, { __mode = "k" })   -- coroutine -> its VU (lunet.load.runner)
   local state = { registry = registry, checks = new_checks(), checks_metric = registry:metric("checks", "rate"),
                   current = function() return current[coroutine.running()] end }
   local env, fn = load_script(c.script, state)
@@ -302,16 +302,7 @@ function M.run(c, stdout, stderr)
   -- The run's seconds, kept when something reads them (the result record, the report).
   local clock = { wall0 = core.wall_time(), mono0 = core.now() }
   local series = (c.out or c.result_line or c.report) and series_module.new(clock.wall0, clock.mono0) or nil
-  local run = runner.new(p.plan, p.fns, p.registry, data, series)
-  -- The VU of the running coroutine, for check and custom metrics.
-  local iterate, current = run.iterate, p.current
-  run.iterate = function(self, sc, vu, f, t0)
-    local co = coroutine.running()
-    current[co] = vu
-    local t1 = iterate(self, sc, vu, f, t0)
-    current[co] = nil
-    return t1
-  end
+  local run = runner.new(p.plan, p.fns, p.registry, data, series, p.current)
   local to_terminal = core.isatty(2) and not c.quiet
   stderr:write(string.format("lunet load: %s, %d scenario%s, up to %s (with graceful stop)%s\n", c.script, #p.plan.scenarios,
     #p.plan.scenarios == 1 and "" or "s", summary.duration(options.length(p.plan) * 1000),

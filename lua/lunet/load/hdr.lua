@@ -71,6 +71,10 @@ M.new = native.new
 M.record = native.record
 H.record = native.record
 
+--- record_each(list, us1, us2, ...): us1 into histogram list[1], us2 into list[2], ...; one call
+--- for the several values of one request.
+M.record_each = native.record_each
+
 --- Adds every count of `other` (merging two histograms exactly); returns self.
 H.merge = native.merge
 

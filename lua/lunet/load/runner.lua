@@ -21,9 +21,12 @@ Run.__index = Run
 
 --- A run of `plan` with iteration functions `fns` ({ [scenario name] = function(vu, data) });
 --- `series` (lunet.load.series, optional) also gets each request and the VUs each tick.
-function M.new(plan, fns, registry, data, series)
+--- `current` (optional, a table with weak keys) gets { [coroutine] = vu } for each coroutine an
+--- iteration runs in: check() and custom metrics find their VU there.
+function M.new(plan, fns, registry, data, series, current)
   local r = setmetatable({
     plan = plan, fns = fns, registry = registry, data = data, record = vu_module.recorder(registry, series), series = series,
+    current = current or setmetatable({}, { __mode = "k" }),
     next_id = 0, vus = 0, vus_max = 0, failures = {}, failure_count = 0, stopping = false, started = nil,
     active = {},   -- scenario name -> its state
   }, Run)
@@ -133,6 +136,7 @@ function Run:run_closed(sc, st, fn)
     return true
   end
   local function loop(vu)
+    self.current[coroutine.running()] = vu   -- one coroutine a VU's loop: said once
     local at = now()
     while may_start(vu, at) do at = self:iterate(sc, vu, fn, at) end
   end
@@ -179,6 +183,7 @@ function Run:run_open(sc, st, fn)
   for _ = 1, sc.pre_allocated_vus do make() end
   local tasks, started = {}, 0
   local function one(vu)
+    self.current[coroutine.running()] = vu
     self:iterate(sc, vu, fn)
     idle[#idle + 1] = vu
   end

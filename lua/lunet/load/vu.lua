@@ -8,7 +8,8 @@
 local core = require "lunet.core"
 local http = require "lunet.http"
 local tag_key = require("lunet.load.metrics").tag_key
-local record = require("lunet.load.hdr").record
+local hdr = require "lunet.load.hdr"
+local record, record_each = hdr.record, hdr.record_each
 local mask_url = require("lunet.secrets").mask_url
 
 local M = {}
@@ -78,6 +79,8 @@ local function new_entry(registry, h, vu, method, status, name, tags)
   local entry = { set = set, key = tag_key(set) }
   if registry:sink(h.reqs, set, entry.key) then
     for _, n in ipairs(NAMES) do entry[n] = registry:sink(h[n], set, entry.key) end
+    -- A response's duration and phases, in the order the recorder hands them over.
+    entry.timings = { entry.duration, entry.blocked, entry.connecting, entry.tls, entry.waiting, entry.receiving }
   end
   return entry
 end
@@ -172,18 +175,14 @@ function M.recorder(registry, series)
     local f = entry.failed
     f.total = f.total + 1
     if failed then f.trues = f.trues + 1 end
-    record(entry.duration, total * 1e6)
-    if r then
-      record(entry.blocked, dns * 1e6)
-      record(entry.connecting, connect > dns and (connect - dns) * 1e6 or 0)
-      record(entry.tls, tls > connect and (tls - connect) * 1e6 or 0)
-      record(entry.waiting, ttfb > ready and (ttfb - ready) * 1e6 or 0)
-      record(entry.receiving, total > ttfb and (total - ttfb) * 1e6 or 0)
-      local s = entry.sent
-      s.sum, s.n = s.sum + sent, s.n + 1
-      s = entry.received
-      s.sum, s.n = s.sum + received, s.n + 1
-    end
+    if not r then return record(entry.duration, total * 1e6) end
+    record_each(entry.timings, total * 1e6, dns * 1e6, connect > dns and (connect - dns) * 1e6 or 0,
+      tls > connect and (tls - connect) * 1e6 or 0, ttfb > ready and (ttfb - ready) * 1e6 or 0,
+      total > ttfb and (total - ttfb) * 1e6 or 0)
+    local s = entry.sent
+    s.sum, s.n = s.sum + sent, s.n + 1
+    s = entry.received
+    s.sum, s.n = s.sum + received, s.n + 1
   end
 end
 
@@ -224,10 +223,14 @@ function Session:request(opts)
 end
 
 -- Anything else of the session (headers, base_url, download, websocket, ...) is the real one's;
--- its methods are called on the real session.
+-- its methods are called on the real session. A method of its own is kept in the session once
+-- looked up, so that a VU's next `vu.session:get` finds it without a call of this function.
 Session.__index = function(self, k)
   local m = Session[k]
-  if m ~= nil then return m end
+  if m ~= nil then
+    rawset(self, k, m)
+    return m
+  end
   local v = self._real[k]
   if type(v) == "function" then
     local real = self._real
