@@ -31,9 +31,8 @@ extension PBSchemaDecoder {
             }
             kind = Self.singular
         }
-        serial += 1
         depth += 1
-        frames.unsafelyUnwrapped[depth] = Frame(message: fd.typeIndex, end: p + n, table: lua_gettop(L), kind: kind, serial: serial)
+        frames.unsafelyUnwrapped[depth] = Frame(message: fd.typeIndex, end: p + n, table: lua_gettop(L), kind: kind)
         return true
     }
 

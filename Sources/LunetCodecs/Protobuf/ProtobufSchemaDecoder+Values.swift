@@ -132,7 +132,7 @@ extension PBSchemaDecoder {
 
     /// A field that is not in the schema (or came with another wire type than its type's):
     /// read, then kept under its number as `protobuf.decode` would, or dropped.
-    mutating func unknown(_ t: Int32, _ frameSerial: UInt64, _ number: UInt64, _ wire: UInt8,
+    mutating func unknown(_ t: Int32, _ number: UInt64, _ wire: UInt8,
                           _ tagAt: UnsafePointer<UInt8>, _ end: UnsafePointer<UInt8>) -> Bool {
         switch wire {
         case PBWire.varint:
@@ -170,7 +170,7 @@ extension PBSchemaDecoder {
             lua_rawseti(L, t, lua_Integer(number))
         }
         lua_rotate(L, -2, 1)
-        let key = frameSerial << 32 | number
+        let key = UInt(bitPattern: lua_topointer(L, -2))
         var state = states[key] ?? PBIntWire.none
         let before = state
         pbAppendOccurrence(L, list: lua_gettop(L) - 1, wire: wire, state: &state)

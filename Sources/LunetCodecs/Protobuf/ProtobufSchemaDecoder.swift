@@ -57,7 +57,6 @@ struct PBSchemaDecoder: PBDecoding {
         var end: UnsafePointer<UInt8>
         var table: Int32
         var kind: UInt8
-        var serial: UInt64
     }
     static let root: UInt8 = 0, singular: UInt8 = 1, element: UInt8 = 2, mapEntry: UInt8 = 3
 
@@ -77,8 +76,9 @@ struct PBSchemaDecoder: PBDecoding {
     var frames: UnsafeMutablePointer<Frame>? = nil
     var frameCapacity = 0
     var depth = 0
-    var serial: UInt64 = 0
-    var states: [UInt64: UInt8] = [:]
+    /// The wire states of unknown fields' occurrence lists, by the list (its address): a message
+    /// field that comes twice is one table, merged, and its list carries on in the second part.
+    var states: [UInt: UInt8] = [:]
 
     init(L: OpaquePointer, schema: PBSchema, names: Int32, start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>,
          message: Int32, options: Options) {
@@ -92,7 +92,7 @@ struct PBSchemaDecoder: PBDecoding {
         self.defaults = options.defaults
         growFrames()
         lua_createtable(L, 0, 4)
-        frames.unsafelyUnwrapped[0] = Frame(message: message, end: end, table: lua_gettop(L), kind: Self.root, serial: 0)
+        frames.unsafelyUnwrapped[0] = Frame(message: message, end: end, table: lua_gettop(L), kind: Self.root)
     }
 
     mutating func run() -> Bool {
@@ -108,7 +108,7 @@ struct PBSchemaDecoder: PBDecoding {
             guard let (number, wire) = cursor.readTag(end) else { return false }
             let fi = schema.field(f.pointee.message, number)
             guard fi >= 0 else {
-                guard unknown(f.pointee.table, f.pointee.serial, number, wire, tagAt, end) else { return false }
+                guard unknown(f.pointee.table, number, wire, tagAt, end) else { return false }
                 continue
             }
             let fd = fields[Int(fi)]
@@ -121,7 +121,7 @@ struct PBSchemaDecoder: PBDecoding {
                 if expected == PBWire.startGroup && wire == PBWire.startGroup {
                     return cursor.fail(.group(number), at: tagAt)
                 }
-                guard unknown(f.pointee.table, f.pointee.serial, number, wire, tagAt, end) else { return false }
+                guard unknown(f.pointee.table, number, wire, tagAt, end) else { return false }
                 continue
             }
             switch wire {

@@ -119,6 +119,26 @@ final class ProtobufSchemaTests: ProtobufCodecTestCase {
         """#)
     }
 
+    /// A message field that comes twice is one message (merged), and an unknown field in it that
+    /// mixes wire types keeps one wire name an occurrence across both: the second part's
+    /// occurrences were left unnamed, and encoding what was decoded failed (found by fuzz-protobuf).
+    func testUnknownFieldWireTypesAcrossAMergedMessage() throws {
+        try loadSchema()
+        lua(#"""
+        -- scalars (field 1) twice; in it field 1 (d, a double) as a varint, a fixed32, then a varint
+        local bytes = unhex("0a07" .. "0801" .. "0d01000000" .. "0a02" .. "0802")
+        local v = schema:decode(bytes, "lunet.test.Everything")
+        assert(deq(v.scalars[1], { 1, 1, 2, wire = { "varint", "fixed32", "varint" } }), "one wire name an occurrence")
+        local again = schema:encode(v, "lunet.test.Everything")
+        assert(deq(schema:decode(again, "lunet.test.Everything"), v), "and what was decoded encodes")
+        -- the same with the mixed part second, and a length-delimited occurrence in between
+        bytes = unhex("0a05" .. "0d02000000" .. "0a05" .. "0a0178" .. "0803")
+        v = schema:decode(bytes, "lunet.test.Everything")
+        assert(deq(v.scalars[1], { 2, "x", 3, wire = { "fixed32", "len", "varint" } }), "fixed32, len, varint")
+        assert(deq(schema:decode(schema:encode(v, "lunet.test.Everything"), "lunet.test.Everything"), v))
+        """#)
+    }
+
     func testDefaultsOption() throws {
         try loadSchema()
         lua(#"""
