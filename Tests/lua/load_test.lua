@@ -163,6 +163,30 @@ return function(vu) vu.session:get(NGINX .. "/small.txt"); sleep(0.05) end]], "-
   eq(histogram and histogram.count, count(ex, "http_reqs"), "the histogram holds every request")
 end)
 
+test("each VU keeps its own cookies across its iterations, as k6's do; cookies = false keeps none", function()
+  local script = [[
+options = { scenarios = { s = { executor = "per-vu-iterations", vus = 2, iterations = 3 } }, session = SESSION }
+local HTTPBIN = os.getenv("LUNET_HTTPBIN")
+return function(vu)
+  if vu.iteration == 1 then vu.session:get(HTTPBIN .. "/cookies/set/who/vu" .. vu.id) end
+  local r = vu.session:get(HTTPBIN .. "/cookies")
+  print(string.format("VU %d ITERATION %d %s", vu.id, vu.iteration, r.json.cookies.who or "none"))
+end]]
+  local code, out, err = load((script:gsub("SESSION", "nil", 1)))
+  eq(code, 0, err .. out)
+  for id = 1, 2 do
+    for it = 1, 3 do
+      truthy(out:find(string.format("VU %d ITERATION %d vu%d\n", id, it, id)), string.format("VU %d, iteration %d: its own cookie:\n%s", id, it, out))
+    end
+  end
+  code, out, err = load((script:gsub("SESSION", "{ cookies = false }", 1)))
+  eq(code, 0, err .. out)
+  eq(select(2, out:gsub("ITERATION %d none", "")), 6, "no cookie kept with cookies = false:\n" .. out)
+  code, out, err = load((script:gsub("SESSION", "{ cookies = 'jar.txt' }", 1)))
+  eq(code, 2, "a cookie file for every VU is a usage error: " .. err)
+  truthy(err:find("options.session.cookies", 1, true), "named: " .. err)
+end)
+
 test("usage errors exit 2 before any request: an option, a threshold, an executor, a script without a function", function()
   local key = "load-usage-" .. math.random(1e9)
   local hit = HOSTILE .. "/hits/" .. key

@@ -194,6 +194,10 @@ function M.plan(script_options, cli)
   end)
   if o.thresholds ~= nil and type(o.thresholds) ~= "table" then fail("options.thresholds must be a table") end
   if o.session ~= nil and type(o.session) ~= "table" then fail("options.session must be a table of session options") end
+  if o.session and o.session.cookies ~= nil and type(o.session.cookies) ~= "boolean" then
+    -- A file would be every VU's, each writing it when its session ends.
+    fail("options.session.cookies is true (each VU keeps its own, the default) or false, not %s", tostring(o.session.cookies))
+  end
   local trend_stats = o.summary_trend_stats or { "avg", "min", "med", "p(90)", "p(95)", "p(99)", "max" }
   if type(trend_stats) ~= "table" then fail("options.summary_trend_stats must be a list such as { \"avg\", \"p(95)\" }") end
   for i, s in ipairs(trend_stats) do

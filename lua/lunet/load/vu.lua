@@ -244,12 +244,15 @@ VU.__index = VU
 --- vu:grpc(target, opts): a gRPC client whose calls are recorded (lunet.load.grpc_vu).
 function VU:grpc(target, opts) return require("lunet.load.grpc_vu").client(self, target, opts) end
 
---- A VU: its own session (cookies, connections) made from the run's session options.
+--- A VU: its own session (cookies, connections) made from the run's session options. It keeps
+--- the cookies its responses set, in memory, for its later requests, as a k6 VU does, unless
+--- the options say `cookies = false`.
 function M.new(id, scenario, session_options, record)
   local vu = setmetatable({ id = id, iteration = 0, scenario = scenario.name, _scenario_tags = scenario.tags,
                _tag_prefix = scenario.name .. "\1" }, VU)
   local opts = {}
   for k, v in pairs(session_options) do opts[k] = v end
+  if opts.cookies == nil then opts.cookies = true end
   vu.session = setmetatable({ _real = http.session(opts), _vu = vu, _record = record }, Session)
   return vu
 end
