@@ -61,6 +61,33 @@ final class ConfiguredHandleTests: XCTestCase {
         XCTAssertEqual(loop.configuredHandleReuses, reuses + 1)
         XCTAssertTrue(get.body.contains("\"method\": \"GET\"") || get.body.contains("\"method\":\"GET\""), get.body)
     }
+
+    /// Sessions with in-memory cookie jars: a jar's handle waits configured, its share attached,
+    /// and is taken again by that jar's next request only. Two sessions' cookies never cross,
+    /// whichever handle a request gets; a session without a jar sends none.
+    func testAJarsHandleIsReusedByThatJarOnlyAndCookiesNeverCross() {
+        let loop = EventLoop()
+        let a = Session(loop: loop, cookies: CookieJar(loop: loop))
+        let b = Session(loop: loop, cookies: CookieJar(loop: loop))
+        let none = Session(loop: loop)
+        // httpbin's /cookies, its spaces taken out
+        func cookies(_ s: Session) -> String { send(s, HTTPRequest(url: httpbin + "/cookies")).body.filter { $0 != " " } }
+        XCTAssertEqual(send(a, HTTPRequest(url: httpbin + "/cookies/set/who/a")).status, 200)
+        let reuses = loop.configuredHandleReuses
+        XCTAssertTrue(cookies(a).contains("\"who\":\"a\""), "a's own cookie")
+        XCTAssertEqual(loop.configuredHandleReuses, reuses + 1, "a's second GET took a's configured handle")
+        for round in 0..<3 {
+            let fromB = cookies(b)
+            XCTAssertFalse(fromB.contains("\"a\""), "round \(round): b sent none of a's cookies: \(fromB)")
+            let fromNone = cookies(none)
+            XCTAssertFalse(fromNone.contains("who"), "round \(round): a session without a jar sent no cookie: \(fromNone)")
+            let fromA = cookies(a)
+            XCTAssertTrue(fromA.contains("\"who\":\"a\""), "round \(round): a kept its own: \(fromA)")
+        }
+        XCTAssertEqual(send(b, HTTPRequest(url: httpbin + "/cookies/set/who/b")).status, 200)
+        XCTAssertTrue(cookies(b).contains("\"who\":\"b\""), "b's own")
+        XCTAssertTrue(cookies(a).contains("\"who\":\"a\""), "a's still a's")
+    }
 }
 
 /// A reused handle keeps what curl reads by pointer (EasyHandle): its URL handle and header list

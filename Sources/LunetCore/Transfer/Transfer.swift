@@ -173,16 +173,25 @@ public final class Transfer {
     /// configured handles: as a struct of the method and the options it was copied (and each
     /// copy destroyed) field by field, five times a request. The loop makes one per run of
     /// requests alike (`EventLoop.profile(for:)`).
+    /// A profile names the cookie jar too (held, so it outlives no handle attached to its share):
+    /// a handle keeps a jar's share attached while it waits configured, so only a transfer of
+    /// the same jar may take it. Two jars are never one profile, however alike their sessions.
     final class Profile: Equatable {
         let method: String
         let options: TransferOptions
-        init(method: String, options: TransferOptions) {
+        let jar: CookieJar?
+        init(method: String, options: TransferOptions, jar: CookieJar?) {
             self.method = method
             self.options = options
+            self.jar = jar
         }
-        static func == (a: Profile, b: Profile) -> Bool { a === b || (a.method == b.method && a.options == b.options) }
-        /// Whether a transfer of `request` has this profile.
-        func describes(_ request: HTTPRequest) -> Bool { method == request.method && options == request.options }
+        static func == (a: Profile, b: Profile) -> Bool {
+            a === b || (a.jar === b.jar && a.method == b.method && a.options == b.options)
+        }
+        /// Whether a transfer of `request` with cookie jar `jar` has this profile.
+        func describes(_ request: HTTPRequest, jar: CookieJar?) -> Bool {
+            self.jar === jar && method == request.method && options == request.options
+        }
     }
 
     /// Whether this transfer has a profile at all (see Profile).
