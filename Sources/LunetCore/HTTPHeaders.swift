@@ -58,25 +58,34 @@ public struct HTTPHeaders: Sendable, Sequence {
 
     public func contains(_ name: String) -> Bool { self[name] != nil }
 
-    /// `other`'s fields replace ours by name; the rest keep their place.
+    /// `other`'s fields replace ours by name; the rest keep their place. Compared in place: a
+    /// request's own fields over its session's, every request that has some (a set of
+    /// lower-cased names made a String each and a Set a request).
     public func merging(_ other: HTTPHeaders) -> HTTPHeaders {
         if other.fields.isEmpty { return self }
+        if fields.isEmpty { return other }
         var result = self
-        for name in Set(other.fields.map { $0.name.lowercased() }) { result.remove(name) }
+        result.fields.removeAll { mine in other.fields.contains { $0.name.caseInsensitiveEquals(mine.name) } }
         result.fields.append(contentsOf: other.fields)
         return result
     }
 }
 
 extension String {
+    /// ASCII case-insensitive equality (header names are tokens), over the UTF-8 bytes in place:
+    /// a zip of the two UTF-8 views cost ~120 instructions a comparison, and a gRPC call makes ~50.
     @inlinable
     func caseInsensitiveEquals(_ other: String) -> Bool {
-        let a = utf8, b = other.utf8
-        guard a.count == b.count else { return false }
-        for (x, y) in zip(a, b) where x != y {
-            // ASCII letters only: header names are tokens.
-            if (x | 0x20) != (y | 0x20) || !((x | 0x20) >= 0x61 && (x | 0x20) <= 0x7a) { return false }
+        guard utf8.count == other.utf8.count else { return false }
+        var a = self, b = other
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                for i in 0..<x.count where x[i] != y[i] {
+                    let p = x[i] | 0x20
+                    if p != y[i] | 0x20 || !(p >= 0x61 && p <= 0x7a) { return false }
+                }
+                return true
+            }
         }
-        return true
     }
 }

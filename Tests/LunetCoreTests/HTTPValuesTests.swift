@@ -11,6 +11,22 @@ final class HTTPValuesTests: XCTestCase {
         XCTAssertEqual(h["Content-Type"], "b")
         XCTAssertEqual(h.count, 3)
         XCTAssertFalse("Content-Type".caseInsensitiveEquals("Content_Type"))
+        // Only ASCII letters fold: '@' (0x40) and '`' (0x60) differ by the case bit and are not one.
+        XCTAssertFalse("a@b".caseInsensitiveEquals("a`b"))
+        XCTAssertFalse("[".caseInsensitiveEquals("{"))
+        XCTAssertTrue("".caseInsensitiveEquals(""))
+        XCTAssertFalse("ab".caseInsensitiveEquals("abc"))
+        XCTAssertTrue("X-É-1".caseInsensitiveEquals("x-É-1"), "bytes that are equal are equal")
+        XCTAssertFalse("É".caseInsensitiveEquals("é"), "no folding past ASCII")
+    }
+
+    func testMergingKeepsRepeatsAndTheSessionsOthersInOrder() {
+        let session = HTTPHeaders([("A", "1"), ("Cookie", "s"), ("B", "2"), ("cookie", "t")])
+        let request = HTTPHeaders([("COOKIE", "r1"), ("Cookie", "r2")])
+        let merged = session.merging(request)
+        XCTAssertEqual(merged.fields.map { "\($0.name)=\($0.value)" }, ["A=1", "B=2", "COOKIE=r1", "Cookie=r2"])
+        XCTAssertEqual(HTTPHeaders().merging(request).fields.map(\.value), ["r1", "r2"], "over no session fields")
+        XCTAssertEqual(session.merging(HTTPHeaders()).count, 4, "no request fields")
     }
 
     func testMergingReplacesByName() {

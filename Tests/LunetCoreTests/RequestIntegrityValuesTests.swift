@@ -44,8 +44,13 @@ final class RequestIntegrityValuesTests: XCTestCase {
                      "Proxy-Authorization", "X-CSRF-Token", "session_id", "X-Client-Secret", "key", "JWT"] {
             XCTAssertTrue(CredentialFields.isCredential(name), name)
         }
-        for name in ["User-Agent", "Accept", "Content-Type", "X-Request-Id", "X-Amz-Date", "Keyboard", "X-Tenant-Key"] {
+        for name in ["User-Agent", "Accept", "Content-Type", "X-Request-Id", "X-Amz-Date", "Keyboard", "X-Tenant-Key",
+                     "", "---", "k-e-y-s", "grpc-timeout", "te"] {
             XCTAssertFalse(CredentialFields.isCredential(name), name)
+        }
+        // Separators and case do not hide one, however long the name.
+        for name in ["K.E.Y", "S_I_D", "x-" + String(repeating: "a", count: 5000) + "-Pass-Word", "Ä-Api-Token-Ü"] {
+            XCTAssertTrue(CredentialFields.isCredential(name), name)
         }
     }
 

@@ -110,6 +110,24 @@ final class SessionTests: XCTestCase {
         XCTAssertEqual(try s.resolve("ws://127.0.0.1:9", webSocket: true), "http://127.0.0.1:9/", "an empty path is /")
     }
 
+    /// The last reference resolved against the base is kept, and answers only the same
+    /// reference, the same base and the same kind (WebSocket or not).
+    func testTheLastResolvedReferenceAnswersOnlyTheSameOneAgainstTheSameBase() throws {
+        var s = session { $0.baseURL = "wss://127.0.0.1:9/live/" }
+        XCTAssertEqual(try s.resolve("feed", webSocket: true), "https://127.0.0.1:9/live/feed")
+        XCTAssertEqual(try s.resolve("feed", webSocket: true), "https://127.0.0.1:9/live/feed", "again")
+        XCTAssertTrue(resolveError(s, "feed").contains("only http and https"), "not for a request that is no WebSocket")
+        XCTAssertEqual(try s.resolve("other", webSocket: true), "https://127.0.0.1:9/live/other")
+        s.configuration.baseURL = "http://127.0.0.1:8/api/"
+        XCTAssertEqual(try s.resolve("feed"), "http://127.0.0.1:8/api/feed", "a new base resolves anew")
+        XCTAssertEqual(try s.resolve("feed"), "http://127.0.0.1:8/api/feed")
+        s.configuration.baseURL = nil
+        XCTAssertTrue(resolveError(s, "feed").contains("no base_url"), "no base, no answer from before")
+        s = session { $0.baseURL = "http://127.0.0.1:9/" }
+        XCTAssertEqual(try s.resolve("a b".replacingOccurrences(of: " ", with: "%20")), "http://127.0.0.1:9/a%20b")
+        XCTAssertTrue(resolveError(s, "a b").contains("spaces"), "a reference that fails is never kept")
+    }
+
     func testResolveFailureReachesTheCompletionOnALaterTurn() {
         let s = session()
         var outcome: Result<HTTPResponse, LunetError>?

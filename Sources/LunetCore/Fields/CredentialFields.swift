@@ -12,35 +12,40 @@ public enum CredentialFields {
     static let words: [[UInt8]] = ["authorization", "authentication", "cookie", "token", "secret", "password", "passwd",
                                    "passphrase", "apikey", "accesskey", "privatekey", "credential", "sessionid", "signature"].map { Array($0.utf8) }
     /// Short names that are credentials only on their own.
-    static let exact: Set<[UInt8]> = Set(["auth", "pwd", "pass", "sid", "key", "jwt", "otp"].map { Array($0.utf8) })
+    static let exact: [[UInt8]] = ["auth", "pwd", "pass", "sid", "key", "jwt", "otp"].map { Array($0.utf8) }
 
-    /// The name as compared: ASCII lower case, without - _ . and spaces.
-    static func normal(_ name: String) -> [UInt8] {
-        var out: [UInt8] = []
-        out.reserveCapacity(name.utf8.count)
-        for c in name.utf8 where c != 0x2D && c != 0x5F && c != 0x2E && c != 0x20 {
-            out.append(c >= 0x41 && c <= 0x5A ? c | 0x20 : c)
-        }
-        return out
-    }
-
-    /// True when a header, parameter or key name names a credential.
+    /// True when a header, parameter or key name names a credential. The name is compared in
+    /// ASCII lower case without - _ . and spaces, made on the stack: a request's every own field
+    /// is asked about, and an array made for each was most of the cost.
     public static func isCredential(_ name: String) -> Bool {
-        let n = normal(name)
-        if exact.contains(n) { return true }
-        return words.contains { contains(n, $0) }
+        var name = name
+        return name.withUTF8 { raw in
+            withUnsafeTemporaryAllocation(of: UInt8.self, capacity: max(raw.count, 1)) { buffer in
+                var n = 0
+                for c in raw where c != 0x2D && c != 0x5F && c != 0x2E && c != 0x20 {
+                    buffer[n] = c >= 0x41 && c <= 0x5A ? c | 0x20 : c
+                    n += 1
+                }
+                let normal = UnsafeBufferPointer(rebasing: buffer[0..<n])
+                if exact.contains(where: { $0.count == n && $0.elementsEqual(normal) }) { return true }
+                return containsWord(normal)
+            }
+        }
     }
 
-    private static func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
-        guard needle.count <= haystack.count else { return false }
-        var i = 0
-        while i + needle.count <= haystack.count {
-            if haystack[i] == needle[0] {
+    /// The words by their first byte (a, c, p, s, t): one pass over the name looks only at the
+    /// words that can start where it is.
+    static let wordsByFirstByte: [UInt8: [[UInt8]]] = Dictionary(grouping: words) { $0[0] }
+    static let firstBytes: [Bool] = (0..<256).map { wordsByFirstByte[UInt8($0)] != nil }
+
+    private static func containsWord(_ h: UnsafeBufferPointer<UInt8>) -> Bool {
+        let starts = firstBytes
+        for i in 0..<h.count where starts[Int(h[i])] {
+            for w in wordsByFirstByte[h[i]]! where w.count <= h.count - i {
                 var j = 1
-                while j < needle.count && haystack[i + j] == needle[j] { j += 1 }
-                if j == needle.count { return true }
+                while j < w.count && h[i + j] == w[j] { j += 1 }
+                if j == w.count { return true }
             }
-            i += 1
         }
         return false
     }

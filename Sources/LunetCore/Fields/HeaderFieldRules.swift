@@ -14,18 +14,24 @@ public enum HeaderFieldRules {
         }
     }
 
+    /// Both checks read the bytes in place (withUTF8): every field of every request with fields
+    /// of its own goes through them, and a walk of the UTF-8 view cost ~40 instructions a byte.
     public static func isToken(_ text: String) -> Bool {
-        !text.isEmpty && text.utf8.allSatisfy(isTokenByte)
+        var text = text
+        return text.withUTF8 { b in !b.isEmpty && b.allSatisfy(isTokenByte) }
     }
 
     /// Why `value` cannot be sent as a field value, or nil. Only the bytes that change the
     /// request's framing are refused: CR, LF and NUL (other bytes are the server's to judge).
     public static func valueProblem(_ value: String) -> String? {
-        for c in value.utf8 {
-            if c == 0x0D || c == 0x0A { return "a line break (CR or LF)" }
-            if c == 0 { return "a NUL byte" }
+        var value = value
+        return value.withUTF8 { b in
+            for c in b {
+                if c == 0x0D || c == 0x0A { return "a line break (CR or LF)" }
+                if c == 0 { return "a NUL byte" }
+            }
+            return nil
         }
-        return nil
     }
 
     /// The error for a field that cannot be sent, or nil when `name: value` is a field.
