@@ -27,6 +27,9 @@ public final class CookieJar {
             var line = "lunet: \(problem.message)\n"
             line.withUTF8 { _ = Glibc.write(2, $0.baseAddress, $0.count) }
         }
+        // Handles the loop keeps configured with this share let go of it first: the share is
+        // freed only when no handle uses it.
+        loop.forgetJar(ObjectIdentifier(self))
         lunet_curl_share_cleanup(share)
     }
 

@@ -188,7 +188,7 @@ public final class EventLoop {
         // VU: ~1 µs a request less than setting every option again). A jar with a file leaves
         // its handle to be reset (see release): a profile would hold the jar, and with it the
         // saving of its file, for as long as the handle waited.
-        let profile = cookies?.file == nil ? profile(for: t, jar: cookies) : nil
+        let profile = cookies?.file == nil ? profile(for: t, jar: cookies.map(ObjectIdentifier.init)) : nil
         let h: EasyHandle
         var reusing = false
         if let profile, let i = configuredHandles.lastIndex(where: { $0.profile == profile }) {
@@ -199,9 +199,8 @@ public final class EventLoop {
             h = idleHandles.popLast() ?? EasyHandle(lunet_curl_easy_init()!)
         }
         if let problem = t.configure(h, reusing: reusing, on: self) {
-            lunet_curl_easy_reset(h.raw)
-            h.forgetOptions()
             h.transfer = nil
+            reset(h)   // a reused one still has its jar's share: detached, not left for the next
             idleHandles.append(h)
             t.handle = nil
             return fail(t, problem)
@@ -277,7 +276,7 @@ public final class EventLoop {
 
     /// `t`'s profile (nil if it has none): the last one made when it describes `t`, else a new
     /// one, kept for the next transfer.
-    private func profile(for t: Transfer, jar: CookieJar?) -> Transfer.Profile? {
+    private func profile(for t: Transfer, jar: ObjectIdentifier?) -> Transfer.Profile? {
         guard t.hasProfile else { return nil }
         if let last = lastProfile, last.describes(t.request, jar: jar) { return last }
         let made = Transfer.Profile(method: t.request.method, options: t.request.options, jar: jar)
@@ -303,12 +302,27 @@ public final class EventLoop {
         handle.transfer = nil
         let h = handle.raw
         if t.longLived, let streams { lunet_curl_multi_remove_handle(streams.multi, h) } else if let multi { lunet_curl_multi_remove_handle(multi, h) }
-        if let profile, configuredHandles.count < 64 {
+        if let profile {
             // Its options stay as they are: what curl reads by pointer (the error buffer, the
             // URL handle, the header list) is the EasyHandle's, alive while the handle is.
+            // The list is bounded; the handle that waited longest makes room (sessions come and
+            // go: their profiles must not hold every place for good).
+            if configuredHandles.count >= 64 { retire(configuredHandles.removeFirst().handle) }
             configuredHandles.append((handle, profile))
             return
         }
+        retire(handle)
+    }
+
+    /// A handle back to the idle list, reset (or closed when that list is full).
+    private func retire(_ handle: EasyHandle) {
+        reset(handle)
+        if idleHandles.count < 64 { idleHandles.append(handle) } else { handle.cleanup() }
+    }
+
+    /// A handle with none of its options left, its cookie share detached.
+    private func reset(_ handle: EasyHandle) {
+        let h = handle.raw
         // Each CookieJar.attach adds a node to the handle's list of cookie files, and libcurl
         // 7.88's curl_easy_reset drops that list without freeing it: one leak per request with
         // cookies (LeakSanitizer). A NULL cookie file frees the list; with the share still
@@ -319,7 +333,18 @@ public final class EventLoop {
         _ = lunet_easy_setopt_ptr(h, CURLOPT_SHARE, nil)
         lunet_curl_easy_reset(h)
         handle.forgetOptions()
-        if idleHandles.count < 64 { idleHandles.append(handle) } else { handle.cleanup() }
+    }
+
+    /// A cookie jar that ends (CookieJar's deinit): the handles waiting configured with its
+    /// share are reset, so that the share can be freed and no later jar at the same address
+    /// is taken for it.
+    func forgetJar(_ jar: ObjectIdentifier) {
+        if lastProfile?.jar == jar { lastProfile = nil }
+        var kept: [(handle: EasyHandle, profile: Transfer.Profile)] = []
+        for entry in configuredHandles {
+            if entry.profile.jar == jar { retire(entry.handle) } else { kept.append(entry) }
+        }
+        configuredHandles = kept
     }
 
     private func finishCompleted() {

@@ -88,6 +88,65 @@ final class ConfiguredHandleTests: XCTestCase {
         XCTAssertTrue(cookies(b).contains("\"who\":\"b\""), "b's own")
         XCTAssertTrue(cookies(a).contains("\"who\":\"a\""), "a's still a's")
     }
+
+    /// A jar's configured handle that fails to be set up again (a URL libcurl refuses) goes back
+    /// reset, its share detached: the next request on it, from a session without cookies,
+    /// carries none of the jar's.
+    func testAReusedJarHandleThatFailsToConfigureKeepsNoCookie() {
+        let loop = EventLoop()
+        let a = Session(loop: loop, cookies: CookieJar(loop: loop))
+        let none = Session(loop: loop)
+        XCTAssertEqual(send(a, HTTPRequest(url: httpbin + "/cookies/set/who/a")).status, 200)
+        XCTAssertEqual(send(a, HTTPRequest(url: httpbin + "/get")).status, 200)   // leaves a configured handle of a's
+        let reuses = loop.configuredHandleReuses
+        let huge = send(a, HTTPRequest(url: httpbin + "/get?x=" + String(repeating: "a", count: 9_000_000)))
+        XCTAssertEqual(loop.configuredHandleReuses, reuses + 1, "the failing request took a's configured handle")
+        XCTAssertEqual(huge.status, 0, "libcurl refuses a URL of 9 MB: \(huge.body.prefix(200))")
+        let body = send(none, HTTPRequest(url: httpbin + "/cookies")).body
+        XCTAssertFalse(body.contains("who"), "a session without a jar got a's cookie: \(body)")
+    }
+
+    /// A redirect hop has no profile: a 303 turns a POST into a GET, and the GET's handle kept
+    /// under the POST's profile sent the next POST as a GET.
+    func testARedirectHopKeepsNoHandleUnderTheRequestsProfile() {
+        let loop = EventLoop()
+        let session = Session(loop: loop, cookies: CookieJar(loop: loop))
+        func method(_ r: (status: Int, body: String, url: String)) -> String {
+            r.body.filter { $0 != " " }.components(separatedBy: "\"method\":\"").dropFirst().first?.prefix { $0 != "\"" }.description ?? "?"
+        }
+        // With a credential, lunet follows the redirect itself (a hop), as it drops credentials
+        // on a redirect to another origin.
+        func post(_ path: String) -> HTTPRequest {
+            var r = HTTPRequest(method: "POST", url: httpbin + path)
+            r.headers.add("Authorization", "Bearer t")
+            return r
+        }
+        XCTAssertEqual(method(send(session, post("/anything"))), "POST")
+        let hopped = send(session, post("/redirect-to?url=%2Fanything&status_code=303"))
+        XCTAssertEqual(method(hopped), "GET", "a 303 is followed with a GET: \(hopped.body.prefix(300))")
+        XCTAssertEqual(method(send(session, post("/anything"))), "POST", "the next POST is a POST")
+    }
+
+    /// A jar holds its loop; the loop's configured handles name the jar without holding it, so
+    /// sessions with cookies that end let the loop end, and their handles make room.
+    func testJarsThatEndLetTheLoopEndAndFreeTheirHandles() {
+        weak var weakLoop: EventLoop?
+        do {
+            let loop = EventLoop()
+            weakLoop = loop
+            let plain = Session(loop: loop)
+            for _ in 0..<70 {   // more sessions with cookies than the loop keeps configured handles
+                let s = Session(loop: loop, cookies: CookieJar(loop: loop))
+                XCTAssertEqual(send(s, HTTPRequest(url: httpbin + "/get")).status, 200)
+                XCTAssertEqual(send(s, HTTPRequest(url: httpbin + "/get")).status, 200)
+            }
+            XCTAssertEqual(send(plain, HTTPRequest(url: httpbin + "/get")).status, 200)
+            let reuses = loop.configuredHandleReuses
+            XCTAssertEqual(send(plain, HTTPRequest(url: httpbin + "/get")).status, 200)
+            XCTAssertEqual(loop.configuredHandleReuses, reuses + 1, "ended jars left room: a plain GET still finds its handle")
+        }
+        XCTAssertNil(weakLoop, "the loop ended with its sessions (no cycle through a jar)")
+    }
 }
 
 /// A reused handle keeps what curl reads by pointer (EasyHandle): its URL handle and header list

@@ -173,30 +173,34 @@ public final class Transfer {
     /// configured handles: as a struct of the method and the options it was copied (and each
     /// copy destroyed) field by field, five times a request. The loop makes one per run of
     /// requests alike (`EventLoop.profile(for:)`).
-    /// A profile names the cookie jar too (held, so it outlives no handle attached to its share):
-    /// a handle keeps a jar's share attached while it waits configured, so only a transfer of
-    /// the same jar may take it. Two jars are never one profile, however alike their sessions.
+    /// A profile names the cookie jar too: a handle keeps a jar's share attached while it waits
+    /// configured, so only a transfer of the same jar may take it. Two jars are never one
+    /// profile, however alike their sessions. The jar is named, not held (it holds the loop,
+    /// which holds the profiles): a jar that ends first takes its handles back from the loop
+    /// (EventLoop.forgetJar, from CookieJar's deinit), before its identity can name another.
     final class Profile: Equatable {
         let method: String
         let options: TransferOptions
-        let jar: CookieJar?
-        init(method: String, options: TransferOptions, jar: CookieJar?) {
+        let jar: ObjectIdentifier?
+        init(method: String, options: TransferOptions, jar: ObjectIdentifier?) {
             self.method = method
             self.options = options
             self.jar = jar
         }
         static func == (a: Profile, b: Profile) -> Bool {
-            a === b || (a.jar === b.jar && a.method == b.method && a.options == b.options)
+            a === b || (a.jar == b.jar && a.method == b.method && a.options == b.options)
         }
         /// Whether a transfer of `request` with cookie jar `jar` has this profile.
-        func describes(_ request: HTTPRequest, jar: CookieJar?) -> Bool {
-            self.jar === jar && method == request.method && options == request.options
+        func describes(_ request: HTTPRequest, jar: ObjectIdentifier?) -> Bool {
+            self.jar == jar && method == request.method && options == request.options
         }
     }
 
-    /// Whether this transfer has a profile at all (see Profile).
+    /// Whether this transfer has a profile at all (see Profile). A redirect hop has none: its
+    /// method and options may not be the request's (a 303 turns a POST into a GET), and a
+    /// handle kept under the request's profile would go out as the hop was set up.
     var hasProfile: Bool {
-        guard case .none = request.body, fileTarget == nil, !wantsProgress, !streamChunks, !capturesSentHead else { return false }
+        guard hop == nil, case .none = request.body, fileTarget == nil, !wantsProgress, !streamChunks, !capturesSentHead else { return false }
         return true
     }
 }
