@@ -170,11 +170,13 @@ extension PBSchemaDecoder {
             lua_rawseti(L, t, lua_Integer(number))
         }
         lua_rotate(L, -2, 1)
-        let key = UInt(bitPattern: lua_topointer(L, -2))
-        var state = states[key] ?? PBIntWire.none
-        let before = state
-        pbAppendOccurrence(L, list: lua_gettop(L) - 1, wire: wire, state: &state)
-        if state != before { states[key] = state }
+        let list = lua_gettop(L) - 1
+        let key = UInt(bitPattern: lua_topointer(L, list))
+        let count = lua_Integer(lua_rawlen(L, list))
+        var state = PBIntWire.none
+        if let kept = states[key], kept.count == count { state = kept.state }
+        pbAppendOccurrence(L, list: list, wire: wire, state: &state)
+        states[key] = (state, count + 1)
         lua_settop(L, -2)
         return true
     }

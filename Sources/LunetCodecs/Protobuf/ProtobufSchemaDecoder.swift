@@ -76,9 +76,12 @@ struct PBSchemaDecoder: PBDecoding {
     var frames: UnsafeMutablePointer<Frame>? = nil
     var frameCapacity = 0
     var depth = 0
-    /// The wire states of unknown fields' occurrence lists, by the list (its address): a message
-    /// field that comes twice is one table, merged, and its list carries on in the second part.
-    var states: [UInt: UInt8] = [:]
+    /// The wire states of unknown fields' occurrence lists, by the list (its address), with the
+    /// list's length when the state was kept: a message field that comes twice is one table,
+    /// merged, and its list carries on in the second part. A list can be collected during the
+    /// decode (a map entry's, a oneof member's replaced) and its address given to a new one:
+    /// a new list is empty, and a state whose length is not the list's is not its.
+    var states: [UInt: (state: UInt8, count: lua_Integer)] = [:]
 
     init(L: OpaquePointer, schema: PBSchema, names: Int32, start: UnsafePointer<UInt8>, end: UnsafePointer<UInt8>,
          message: Int32, options: Options) {
