@@ -221,6 +221,17 @@ test("hdr: hostile calls get a message, never memory: not a histogram, not a num
   hdr.record_each({ a, b }, 7200e6)
   eq({ a.count, a.sum, a.clamped, b.count, b.sum, c.count }, { 2, 1 + hdr.HIGHEST, 1, 1, 2500, 0 },
      "record_each: the k-th value into the k-th histogram, rounded, clamped, NaN not kept; fewer values than histograms")
+  -- Forty histograms whose inline pairs are full, each made chunked by the one call.
+  local full, values = {}, {}
+  for k = 1, 40 do
+    full[k] = fed{ 1, 2, 3, 4, 5, 6 }
+    values[k] = 100 * k
+  end
+  hdr.record_each(full, table.unpack(values))
+  for k = 1, 40 do eq({ full[k].count, full[k].counts[hdr.index_of(100 * k)] }, { 7, 1 }, "histogram " .. k .. " of 40") end
+  eq({ real[1], real.nothing }, { nil, nil }, "other keys are nil: a number is not read as a name")
+  local empty = hdr.decode({ unit = "us", count = 0, sum = 0, clamped = 0, counts = {}, min = json.null, max = json.null })
+  eq({ empty.count, empty.min, empty.max }, { 0, math.huge, -math.huge }, "an empty one from JSON with null min and max")
 end)
 
 test("thresholds: expressions with each aggregate and operator, spaces or none", function()

@@ -132,7 +132,8 @@ function M.decode(t)
   local h = M.new()
   local add = native.add
   for k = 1, #t.counts, 2 do add(h, t.counts[k], t.counts[k + 1]) end
-  native.set_figures(h, t.count, t.sum, t.min, t.max, t.clamped or 0)
+  local some = t.count > 0   -- an empty one's min and max may be absent, or JSON's null
+  native.set_figures(h, t.count, t.sum, some and t.min or nil, some and t.max or nil, t.clamped or 0)
   return h
 end
 

@@ -38,8 +38,9 @@ end
 local function bad(where, fmt, ...) error({ place = where, problem = string.format(fmt, ...) }, 0) end
 
 local function finite(v) return type(v) == "number" and v == v and v ~= math.huge and v ~= -math.huge end
--- A whole number a Lua integer holds (a histogram's figures are kept as integers).
-local function whole(v) return finite(v) and v >= 0 and math.floor(v) == v and v <= math.maxinteger end
+-- A whole number, up to 2^53 (a histogram's counts and sums are kept as integers and added in
+-- C; past 2^53 a number read from JSON is no longer exact anyway).
+local function whole(v) return finite(v) and v >= 0 and math.floor(v) == v and v <= 2 ^ 53 end
 
 local function need(cond, where, fmt, ...) if not cond then bad(where, fmt, ...) end end
 
