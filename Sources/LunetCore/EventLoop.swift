@@ -28,13 +28,8 @@ public final class EventLoop {
     /// Timers that do not keep the loop running by themselves (a poll of something no one is
     /// waiting for: net.on_change's): while only these are left, the loop is idle.
     var backgroundTimers: Set<UInt64> = []
-    private var idleHandles: [EasyHandle] = []
-    /// Handles a finished transfer left configured (not reset), with its profile: the next
-    /// transfer of the same profile sets only its URL and headers, and only when they differ
-    /// from the last ones (EasyHandle).
-    private var configuredHandles: [(handle: EasyHandle, profile: Transfer.Profile)] = []
-    /// The profile made last (see profile(for:)).
-    private var lastProfile: Transfer.Profile?
+    /// Easy handles between transfers, idle or configured for a profile (HandlePool.swift).
+    private var handles = HandlePool()
     /// Transfers started on a configured handle (for tests and diagnostics).
     private(set) var configuredHandleReuses = 0
     /// Of those, the ones whose handle already had their URL and header list (no option set;
@@ -104,8 +99,7 @@ public final class EventLoop {
                     h.cleanup()
                 }
             }
-            for h in idleHandles { h.cleanup() }
-            for c in configuredHandles { c.handle.cleanup() }
+            handles.closeAll()
             lunet_curl_multi_cleanup(multi)
         }
         if wakeFD >= 0 { close(wakeFD) }
@@ -188,20 +182,12 @@ public final class EventLoop {
         // VU: ~1 µs a request less than setting every option again). A jar with a file leaves
         // its handle to be reset (see release): a profile would hold the jar, and with it the
         // saving of its file, for as long as the handle waited.
-        let profile = cookies?.file == nil ? profile(for: t, jar: cookies.map(ObjectIdentifier.init)) : nil
-        let h: EasyHandle
-        var reusing = false
-        if let profile, let i = configuredHandles.lastIndex(where: { $0.profile == profile }) {
-            h = configuredHandles.remove(at: i).handle
-            reusing = true
-            configuredHandleReuses += 1
-        } else {
-            h = idleHandles.popLast() ?? EasyHandle(lunet_curl_easy_init()!)
-        }
+        let profile = cookies?.file == nil ? handles.profile(for: t, jar: cookies.map(ObjectIdentifier.init)) : nil
+        let (h, reusing) = handles.take(for: profile)
+        if reusing { configuredHandleReuses += 1 }
         if let problem = t.configure(h, reusing: reusing, on: self) {
             h.transfer = nil
-            reset(h)   // a reused one still has its jar's share: detached, not left for the next
-            idleHandles.append(h)
+            handles.retire(h)   // a reused one still has its jar's share: detached, not left for the next
             t.handle = nil
             return fail(t, problem)
         }
@@ -274,16 +260,6 @@ public final class EventLoop {
         for entry in timers.removeAll() { entry.payload(false) }
     }
 
-    /// `t`'s profile (nil if it has none): the last one made when it describes `t`, else a new
-    /// one, kept for the next transfer.
-    private func profile(for t: Transfer, jar: ObjectIdentifier?) -> Transfer.Profile? {
-        guard t.hasProfile else { return nil }
-        if let last = lastProfile, last.describes(t.request, jar: jar) { return last }
-        let made = Transfer.Profile(method: t.request.method, options: t.request.options, jar: jar)
-        lastProfile = made
-        return made
-    }
-
     /// `url` parsed by libcurl: the last transfer's when it is the same text, else parsed now
     /// (and kept for the next one). nil when libcurl does not parse it.
     func parsedURL(_ url: String) -> ParsedURL? {
@@ -302,50 +278,13 @@ public final class EventLoop {
         handle.transfer = nil
         let h = handle.raw
         if t.longLived, let streams { lunet_curl_multi_remove_handle(streams.multi, h) } else if let multi { lunet_curl_multi_remove_handle(multi, h) }
-        if let profile {
-            // Its options stay as they are: what curl reads by pointer (the error buffer, the
-            // URL handle, the header list) is the EasyHandle's, alive while the handle is.
-            // The list is bounded; the handle that waited longest makes room (sessions come and
-            // go: their profiles must not hold every place for good).
-            if configuredHandles.count >= 64 { retire(configuredHandles.removeFirst().handle) }
-            configuredHandles.append((handle, profile))
-            return
-        }
-        retire(handle)
-    }
-
-    /// A handle back to the idle list, reset (or closed when that list is full).
-    private func retire(_ handle: EasyHandle) {
-        reset(handle)
-        if idleHandles.count < 64 { idleHandles.append(handle) } else { handle.cleanup() }
-    }
-
-    /// A handle with none of its options left, its cookie share detached.
-    private func reset(_ handle: EasyHandle) {
-        let h = handle.raw
-        // Each CookieJar.attach adds a node to the handle's list of cookie files, and libcurl
-        // 7.88's curl_easy_reset drops that list without freeing it: one leak per request with
-        // cookies (LeakSanitizer). A NULL cookie file frees the list; with the share still
-        // attached it leaves the shared cookies alone.
-        _ = lunet_easy_setopt_str(h, CURLOPT_COOKIEFILE, nil)
-        // curl_easy_reset keeps a handle's share (and so a session's cookies): detach it, or
-        // the next request on this handle, from any session, would carry those cookies.
-        _ = lunet_easy_setopt_ptr(h, CURLOPT_SHARE, nil)
-        lunet_curl_easy_reset(h)
-        handle.forgetOptions()
+        handles.give(back: handle, keeping: profile)
     }
 
     /// A cookie jar that ends (CookieJar's deinit): the handles waiting configured with its
     /// share are reset, so that the share can be freed and no later jar at the same address
     /// is taken for it.
-    func forgetJar(_ jar: ObjectIdentifier) {
-        if lastProfile?.jar == jar { lastProfile = nil }
-        var kept: [(handle: EasyHandle, profile: Transfer.Profile)] = []
-        for entry in configuredHandles {
-            if entry.profile.jar == jar { retire(entry.handle) } else { kept.append(entry) }
-        }
-        configuredHandles = kept
-    }
+    func forgetJar(_ jar: ObjectIdentifier) { handles.forgetJar(jar) }
 
     private func finishCompleted() {
         if let multi { finishCompleted(on: multi) }
