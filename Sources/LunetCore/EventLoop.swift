@@ -177,12 +177,11 @@ public final class EventLoop {
         case .failure(let problem): return fail(t, LunetError(problem.kind, problem.message, url: t.request.url))
         }
         if t.longLived { multi = streamPool().multi }
-        // A transfer with an in-memory cookie jar has a profile that names the jar: its handle
-        // waits configured, the jar's share attached, for the jar's next transfer (a load test's
-        // VU: ~1 µs a request less than setting every option again). A jar with a file leaves
-        // its handle to be reset (see release): a profile would hold the jar, and with it the
-        // saving of its file, for as long as the handle waited.
-        let profile = cookies?.file == nil ? handles.profile(for: t, jar: cookies.map(ObjectIdentifier.init)) : nil
+        // A transfer with a cookie jar has a profile that names the jar: its handle waits
+        // configured, the jar's share attached, for the jar's next transfer (a load test's VU:
+        // ~1 µs a request less than setting every option again). A jar that ends takes its
+        // handles back first (forgetJar).
+        let profile = handles.profile(for: t, jar: cookies.map(ObjectIdentifier.init))
         let (h, reusing) = handles.take(for: profile)
         if reusing { configuredHandleReuses += 1 }
         if let problem = t.configure(h, reusing: reusing, on: self) {

@@ -89,6 +89,23 @@ final class ConfiguredHandleTests: XCTestCase {
         XCTAssertTrue(cookies(a).contains("\"who\":\"a\""), "a's still a's")
     }
 
+    /// A jar with a file reuses its handle as an in-memory one does, and still writes its file
+    /// when it ends, the handle waiting with its share let go first.
+    func testAFileJarReusesItsHandleAndWritesItsFileWhenItEnds() throws {
+        let path = NSTemporaryDirectory() + "lunet-jar-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).txt"
+        defer { unlink(path) }
+        let loop = EventLoop()
+        do {
+            let s = Session(loop: loop, cookies: CookieJar(loop: loop, file: path))
+            XCTAssertEqual(send(s, HTTPRequest(url: httpbin + "/cookies/set/who/f")).status, 200)
+            let reuses = loop.configuredHandleReuses
+            XCTAssertTrue(send(s, HTTPRequest(url: httpbin + "/cookies")).body.filter { $0 != " " }.contains("\"who\":\"f\""))
+            XCTAssertEqual(loop.configuredHandleReuses, reuses + 1, "the file jar's second GET took its configured handle")
+        }
+        let text = try String(contentsOfFile: path, encoding: .utf8)
+        XCTAssertTrue(text.contains("\twho\tf"), "the jar wrote its cookie when it ended: \(text)")
+    }
+
     /// A jar's configured handle that fails to be set up again (a URL libcurl refuses) goes back
     /// reset, its share detached: the next request on it, from a session without cookies,
     /// carries none of the jar's.
