@@ -3,9 +3,10 @@
 // Why in C: a run records seven values a request (the duration, its five phases, the
 // iteration's), and in Lua each record was ~30 VM instructions and eight table lookups by name.
 // Moving them here took a request under `lunet load` from 113.9k to 105.4k instructions
-// (callgrind, 64 VUs on one nginx file; the bare 64-task loop takes 90.2k). A record is one call. The layout, the rounding and every figure are hdr.lua's
-// (documented there); the percentiles, the encoding and the text stay in Lua and read the
-// counts through next().
+// (callgrind, 64 VUs on one nginx file; the bare 64-task loop takes 90.2k). A record is one
+// call, and a request's six values are one call through a group (below). The layout, the
+// rounding and every figure are hdr.lua's (documented there); the percentiles, the encoding and
+// the text stay in Lua and read the counts through next().
 //
 // A histogram is a userdata: its exact figures, and its counts in one of two forms. It starts
 // sparse: up to SPARSE (slot, count) pairs inline, ~150 bytes in all, as small as the Lua table
@@ -113,25 +114,31 @@ static void make_chunked(lua_State *L, histogram *h, int idx) {
     h->sparse = 0;
 }
 
-// n more at slot i of the histogram at stack index `idx`.
-static void add_at(lua_State *L, histogram *h, int idx, int i, lua_Integer n) {
+// n more at slot i of the histogram at stack index `idx`. With idx 0 (the histogram is not on
+// the stack: record_group) returns 0, counting nothing, when new storage is needed; else 1.
+static int add_at(lua_State *L, histogram *h, int idx, int i, lua_Integer n) {
     if (h->dir == NULL) {
         for (int k = 0; k < h->sparse; k++) {
             if (h->slot[k] == i) {
                 h->n[k] = add_counts(h->n[k], n);
-                return;
+                return 1;
             }
         }
         if (h->sparse < SPARSE) {
             h->slot[h->sparse] = (unsigned short)i;
             h->n[h->sparse++] = n;
-            return;
+            return 1;
         }
+        if (idx == 0) return 0;
         make_chunked(L, h, idx);
     }
     lua_Integer *c = h->dir[i / CHUNK];
-    if (c == NULL) c = chunk_of(L, h, idx, i);
+    if (c == NULL) {
+        if (idx == 0) return 0;
+        c = chunk_of(L, h, idx, i);
+    }
     c[i % CHUNK] = add_counts(c[i % CHUNK], n);
+    return 1;
 }
 
 // The count at slot i.
@@ -158,24 +165,45 @@ static int h_new(lua_State *L) {
     return 1;
 }
 
-// Records us (microseconds) in the histogram at stack index idx: hdr.lua's rounding and clamping.
-static void record_value(lua_State *L, histogram *h, int idx, lua_Number us) {
+// A value to record: us (microseconds) rounded and clamped as hdr.lua says.
+typedef struct {
+    lua_Integer v;
+    int slot, clamped;
+} value;
+
+// us as a value to record; 0 for NaN (no value to keep).
+static int value_of(lua_Number us, value *x) {
+    x->clamped = 0;
     if (!(us >= 0)) {
-        if (us != us) return;   // NaN: no value to keep
+        if (us != us) return 0;
         us = 0;
     } else if (us >= HIGHEST + 0.5) {
         us = (lua_Number)HIGHEST;
-        h->clamped++;
+        x->clamped = 1;
     }
-    lua_Integer v = (lua_Integer)(us + 0.5);   // us >= 0: truncating is flooring
-    int i = slot_of(v);
+    x->v = (lua_Integer)(us + 0.5);   // us >= 0: truncating is flooring
+    x->slot = slot_of(x->v);
+    return 1;
+}
+
+// Counts x in the histogram at stack index idx (0: not on the stack; then returns 0, counting
+// nothing, when it needs new storage).
+static int count_value(lua_State *L, histogram *h, int idx, const value *x) {
     lua_Integer *c;
-    if (h->dir != NULL && (c = h->dir[i / CHUNK]) != NULL) c[i % CHUNK]++;   // a long run's case
-    else add_at(L, h, idx, i, 1);
+    if (h->dir != NULL && (c = h->dir[x->slot / CHUNK]) != NULL) c[x->slot % CHUNK]++;   // a long run's case
+    else if (!add_at(L, h, idx, x->slot, 1)) return 0;
+    h->clamped += x->clamped;
     h->count = add_counts(h->count, 1);
-    h->sum = add_counts(h->sum, v);
-    if (v < h->min) h->min = v;
-    if (v > h->max) h->max = v;
+    h->sum = add_counts(h->sum, x->v);
+    if (x->v < h->min) h->min = x->v;
+    if (x->v > h->max) h->max = x->v;
+    return 1;
+}
+
+// Records us (microseconds) in the histogram at stack index idx.
+static void record_value(lua_State *L, histogram *h, int idx, lua_Number us) {
+    value x;
+    if (value_of(us, &x)) (void)count_value(L, h, idx, &x);
 }
 
 RAISES lua_Number us_arg(lua_State *L, int idx, const char *fn) {
@@ -194,26 +222,77 @@ static int h_record(lua_State *L) {
     return 0;
 }
 
-// record_each(list, us1, us2, ...): us1 into list[1], us2 into list[2], ...: the values of one
-// request, in one call instead of one each. Every argument is checked before any is recorded.
-static int h_record_each(lua_State *L) {
-    if (lua_type(L, 1) != LUA_TTABLE) return fail(L, "hdr.record_each: argument 1 is not a list of histograms");
-    int n = lua_gettop(L) - 1;
-    // n histograms, and what making a chunk pushes (the store, the chunk) with room to spare.
-    if (!lua_checkstack(L, n + 4)) return fail(L, "hdr.record_each: too many values");
-    for (int k = 1; k <= n; k++) {
-        (void)us_arg(L, k + 1, "record_each");
+// A group: the histograms one request's values go into, in order (lunet.load.vu makes one for
+// each tag set), so that recording them is one call that checks one argument. It holds their
+// addresses, and keeps them alive through a table of its own in its user value (like a
+// histogram's chunks: the debug library's setuservalue can break that, as it can break other
+// userdata's invariants).
+enum { GROUP_MAX = 16 };
+typedef struct {
+    int n;
+    histogram *h[GROUP_MAX];
+} group;
+
+// The group at `idx`, or NULL. Upvalue 2 of every function here is the groups' metatable.
+static group *test_group(lua_State *L, int idx) {
+    if (lua_type(L, idx) != LUA_TUSERDATA || lua_rawlen(L, idx) != sizeof(group)) return NULL;
+    group *g = lua_touserdata(L, idx);
+    if (!lua_getmetatable(L, idx)) return NULL;
+    int same = lua_rawequal(L, -1, lua_upvalueindex(2));
+    lua_pop(L, 1);
+    return same ? g : NULL;
+}
+
+// group(list): a group of the 1 to GROUP_MAX histograms of `list`, in its order.
+static int h_group(lua_State *L) {
+    if (lua_type(L, 1) != LUA_TTABLE) return fail(L, "hdr.group: argument 1 is not a list of histograms");
+    lua_Unsigned n = lua_rawlen(L, 1);
+    if (n < 1 || n > GROUP_MAX) return fail(L, "hdr.group: a group holds 1 to 16 histograms");
+    group *g = lua_newuserdatauv(L, sizeof(group), 1);   // at 2
+    g->n = (int)n;
+    lua_createtable(L, (int)n, 0);                          // at 3: what keeps them alive
+    for (int k = 1; k <= (int)n; k++) {
         lua_rawgeti(L, 1, k);
-        if (test(L, -1) == NULL) {
-            lua_pushfstring(L, "hdr.record_each: list item %d is not a histogram", k);
+        histogram *h = test(L, -1);
+        if (h == NULL) {
+            lua_pushfstring(L, "hdr.group: list item %d is not a histogram", k);
             BEFORE_RAISE();
-            lua_error(L);
+            return lua_error(L);
         }
+        g->h[k - 1] = h;
+        lua_rawseti(L, 3, k);
     }
-    // The histograms are at n + 2 .. 2n + 1, each beside its value at k + 1.
-    for (int k = 1; k <= n; k++) {
-        int idx = n + 1 + k;
-        record_value(L, lua_touserdata(L, idx), idx, lua_tonumber(L, k + 1));
+    lua_setiuservalue(L, 2, 1);
+    lua_pushvalue(L, lua_upvalueindex(2));
+    lua_setmetatable(L, 2);
+    return 1;
+}
+
+// record_group(g, us1, us2, ...): us1 into the group's first histogram, us2 into its second, ...:
+// the values of one request in one call. Every argument is checked before any is recorded.
+static int h_record_group(lua_State *L) {
+    group *g = test_group(L, 1);
+    if (g == NULL) return fail(L, "hdr.record_group: argument 1 is not a group of histograms");
+    int n = lua_gettop(L) - 1;
+    if (n > g->n) {
+        lua_pushfstring(L, "hdr.record_group: %d values for a group of %d histograms", n, g->n);
+        BEFORE_RAISE();
+        return lua_error(L);
+    }
+    for (int k = 1; k <= n; k++) (void)us_arg(L, k + 1, "record_group");
+    // Room for the rare case below: the keeping table, the histogram, and what making its
+    // storage pushes (its store, a chunk).
+    if (!lua_checkstack(L, 6)) return fail(L, "hdr.record_group: no room on the stack");
+    for (int k = 0; k < n; k++) {
+        value x;
+        if (!value_of(lua_tonumber(L, k + 2), &x)) continue;
+        histogram *h = g->h[k];
+        if (count_value(L, h, 0, &x)) continue;
+        // New storage: made with the histogram on the stack (its user value holds it).
+        lua_getiuservalue(L, 1, 1);
+        lua_rawgeti(L, -1, k + 1);
+        (void)count_value(L, h, lua_gettop(L), &x);
+        lua_pop(L, 2);
     }
     return 0;
 }
@@ -335,18 +414,23 @@ static int h_index(lua_State *L) {
     return 1;
 }
 
-// core.hdr_open(): { new, record, record_each, merge, next, add, set_figures, methods }. `methods` is what
-// a histogram's other keys find (hdr.lua puts its Lua methods there). Every state has one
-// metatable for histograms (in the registry), however often this is called.
+// core.hdr_open(): { new, record, group, record_group, merge, next, add, set_figures, methods }.
+// `methods` is what a histogram's other keys find (hdr.lua puts its Lua methods there). Every
+// state has one metatable for histograms and one for groups (in the registry), however often
+// this is called.
 static int hdr_open(lua_State *L) {
-    int fresh = luaL_newmetatable(L, "lunet.hdr");   // [mt]
+    if (luaL_newmetatable(L, "lunet.hdr.group")) {   // [gmt]
+        lua_pushliteral(L, "lunet.hdr.group");
+        lua_setfield(L, -2, "__metatable");
+    }
+    int fresh = luaL_newmetatable(L, "lunet.hdr");   // [gmt, mt]
     if (fresh) {
         lua_newtable(L);
         lua_setfield(L, -2, "methods");
         lua_pushliteral(L, "lunet.hdr");
         lua_setfield(L, -2, "__metatable");   // getmetatable(h) is this name, not the table
     }
-    lua_getfield(L, -1, "methods");           // [mt, methods]
+    lua_getfield(L, -1, "methods");           // [gmt, mt, methods]
     if (fresh) {
         lua_pushvalue(L, -2);
         lua_pushvalue(L, -2);
@@ -354,13 +438,14 @@ static int hdr_open(lua_State *L) {
         lua_setfield(L, -3, "__index");
     }
     static const luaL_Reg fns[] = {
-        {"new", h_new}, {"record", h_record}, {"record_each", h_record_each}, {"merge", h_merge}, {"next", h_next},
-        {"add", h_add}, {"set_figures", h_set_figures}, {NULL, NULL},
+        {"new", h_new}, {"record", h_record}, {"group", h_group}, {"record_group", h_record_group},
+        {"merge", h_merge}, {"next", h_next}, {"add", h_add}, {"set_figures", h_set_figures}, {NULL, NULL},
     };
-    lua_createtable(L, 0, 8);                 // [mt, methods, t]
+    lua_createtable(L, 0, 9);                 // [gmt, mt, methods, t]
     for (const luaL_Reg *r = fns; r->name != NULL; r++) {
         lua_pushvalue(L, -3);
-        lua_pushcclosure(L, r->func, 1);
+        lua_pushvalue(L, -5);
+        lua_pushcclosure(L, r->func, 2);
         lua_setfield(L, -2, r->name);
     }
     lua_pushvalue(L, -2);

@@ -212,23 +212,51 @@ test("hdr: hostile calls get a message, never memory: not a histogram, not a num
     "out of range", "a decoded slot past the hour")
   raises(function() hdr.decode({ counts = { 5, -1 }, count = 0, sum = 0 }) end, "whole number", "a negative count")
   raises(function() hdr.decode({ counts = {}, count = 0, sum = 1.5 }) end, "whole number", "a fractional sum")
-  raises(function() hdr.record_each(real, 1) end, "not a list of histograms", "record_each of a histogram")
-  raises(function() hdr.record_each({ real, {} }, 1, 2) end, "list item 2 is not a histogram", "record_each of a list with a table")
-  raises(function() hdr.record_each({ real }, "1") end, "not a number", "record_each of a string")
+  raises(function() hdr.group(real) end, "not a list of histograms", "a group of a histogram")
+  raises(function() hdr.group({ real, {} }) end, "list item 2 is not a histogram", "a group of a list with a table")
+  raises(function() hdr.group({}) end, "1 to 16 histograms", "an empty group")
+  local seventeen = {}
+  for k = 1, 17 do seventeen[k] = hdr.new() end
+  raises(function() hdr.group(seventeen) end, "1 to 16 histograms", "a group of seventeen")
+  local g1 = hdr.group({ real })
+  raises(function() hdr.record_group({ real }, 1) end, "not a group of histograms", "record_group of a list")
+  raises(function() hdr.record_group(real, 1) end, "not a group of histograms", "record_group of a histogram")
+  raises(function() hdr.record_group(io.stdout, 1) end, "not a group of histograms", "record_group of another userdata")
+  raises(function() hdr.record_group(g1, "1") end, "not a number", "record_group of a string")
+  raises(function() hdr.record_group(g1, 1, 2) end, "2 values for a group of 1", "more values than histograms")
+  raises(function() hdr.record(g1, 1) end, "not a histogram", "a group is not a histogram")
+  eq(getmetatable(g1), "lunet.hdr.group", "a group's metatable is not handed out")
   eq({ real.count, real.sum, real.min, real.max }, { 0, 0, math.huge, -math.huge }, "and the real one is untouched")
   local a, b, c = hdr.new(), hdr.new(), hdr.new()
-  hdr.record_each({ a, b, c }, 1.4, 2500, 0 / 0)
-  hdr.record_each({ a, b }, 7200e6)
+  local abc = hdr.group({ a, b, c })
+  hdr.record_group(abc, 1.4, 2500, 0 / 0)
+  hdr.record_group(abc, 7200e6)
   eq({ a.count, a.sum, a.clamped, b.count, b.sum, c.count }, { 2, 1 + hdr.HIGHEST, 1, 1, 2500, 0 },
-     "record_each: the k-th value into the k-th histogram, rounded, clamped, NaN not kept; fewer values than histograms")
-  -- Forty histograms whose inline pairs are full, each made chunked by the one call.
+     "record_group: the k-th value into the k-th histogram, rounded, clamped, NaN not kept; fewer values than histograms")
+  -- Sixteen histograms whose inline pairs are full, each made chunked by the one call (the
+  -- group makes their storage with each on the stack), and recorded again into the chunks.
   local full, values = {}, {}
-  for k = 1, 40 do
+  for k = 1, 16 do
     full[k] = fed{ 1, 2, 3, 4, 5, 6 }
     values[k] = 100 * k
   end
-  hdr.record_each(full, table.unpack(values))
-  for k = 1, 40 do eq({ full[k].count, full[k].counts[hdr.index_of(100 * k)] }, { 7, 1 }, "histogram " .. k .. " of 40") end
+  local g16 = hdr.group(full)
+  hdr.record_group(g16, table.unpack(values))
+  for k = 1, 16 do eq({ full[k].count, full[k].counts[hdr.index_of(100 * k)] }, { 7, 1 }, "histogram " .. k .. " of 16") end
+  values[3] = 5e9   -- a new chunk of a chunked histogram, and a clamped value
+  hdr.record_group(g16, table.unpack(values))
+  eq({ full[1].count, full[1].counts[hdr.index_of(100)], full[3].clamped, full[3].counts[hdr.index_of(hdr.HIGHEST)] },
+    { 8, 2, 1, 1 }, "again: into the chunks, and a new chunk past them")
+  -- The group keeps its histograms: with every other reference gone, a full collection, and
+  -- the values still land in them.
+  local kept = hdr.group({ hdr.new(), hdr.new() })
+  local list = {}
+  for k = 1, 7 do list[k] = k * 1000 end
+  collectgarbage("collect")
+  for _, v in ipairs(list) do hdr.record_group(kept, v, v * 2) end
+  collectgarbage("collect")
+  hdr.record_group(kept, 1, 2)
+  eq(debug.getuservalue(kept, 1)[1].count, 8, "a group keeps its histograms alive across collections")
   eq({ real[1], real.nothing }, { nil, nil }, "other keys are nil: a number is not read as a name")
   local empty = hdr.decode({ unit = "us", count = 0, sum = 0, clamped = 0, counts = {}, min = json.null, max = json.null })
   eq({ empty.count, empty.min, empty.max }, { 0, math.huge, -math.huge }, "an empty one from JSON with null min and max")

@@ -73,17 +73,17 @@ enum ResponseBinding {
         return 1
     }
 
-    /// core.response_load(response) -> total, dns, connect, tls, ttfb (seconds from the start),
-    /// bytes sent, bytes received: what `lunet load` records of every request, in one call and
-    /// no table.
+    /// core.response_load(response) -> duration, blocked, connecting, tls, waiting, receiving
+    /// (microseconds: `HTTPResponse.Timings.loadPhases`), bytes sent, bytes received: what
+    /// `lunet load` records of every request, in one call and no table.
     static let load: lunet_SwiftFunction = { L in
         let L = L!
         guard let r = response(L, "load") else { return LuaErrorObject.badArgument(L, 1, "response_load", "response expected") }
         let s = LuaStack(L)
-        let t = r.timings
-        s.push(t.total); s.push(t.dns); s.push(t.connect); s.push(t.tls); s.push(t.ttfb)
+        let t = r.timings, p = t.loadPhases
+        s.push(p.duration); s.push(p.blocked); s.push(p.connecting); s.push(p.tls); s.push(p.waiting); s.push(p.receiving)
         s.push(t.bytesSent); s.push(t.bytesReceived)
-        return 7
+        return 8
     }
 
     /// connections opened, redirects followed.

@@ -5,9 +5,10 @@
 --- beside the counts.
 ---
 --- The counts live in C (Sources/CLunetLua/hdr_histogram.c, core.hdr_open): a histogram is a
---- userdata, and recording a value is one call (a run records seven a request). Its fields
---- read as they did from a table: h.count, h.sum, h.min, h.max (math.huge and -math.huge while
---- empty), h.clamped, and h.counts, a new table { [index] = count } each time it is read.
+--- userdata, and recording a value is one call (a run records seven a request, six of them in
+--- one call through a group). Its fields read as they did from a table: h.count, h.sum, h.min,
+--- h.max (math.huge and -math.huge while empty), h.clamped, and h.counts, a new table
+--- { [index] = count } each time it is read.
 ---
 --- Layout (HdrHistogram's): sub-buckets of 2048 values; bucket b holds values of magnitude
 --- 2^(b+10) .. 2^(b+11) in 1024 sub-buckets of width 2^b (bucket 0 holds 0 .. 2047 in 2048).
@@ -71,9 +72,12 @@ M.new = native.new
 M.record = native.record
 H.record = native.record
 
---- record_each(list, us1, us2, ...): us1 into histogram list[1], us2 into list[2], ...; one call
---- for the several values of one request.
-M.record_each = native.record_each
+--- group(list): a group of the 1 to 16 histograms of `list`, in its order;
+--- record_group(g, us1, us2, ...): us1 into the group's first histogram, us2 into its second,
+--- ...: the several values of one request in one call, which checks one argument (the group)
+--- instead of each histogram. A group keeps its histograms alive.
+M.group = native.group
+M.record_group = native.record_group
 
 --- Adds every count of `other` (merging two histograms exactly); returns self.
 H.merge = native.merge

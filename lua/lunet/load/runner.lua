@@ -120,20 +120,23 @@ function Run:run_closed(sc, st, fn)
   local shared_left = sc.iterations
   local length = executors.length(sc)
   local tasks = {}
-  local function may_start(vu, at)
-    if st.stopping or self.stopping then return false end
-    local t = (at or now()) - st.t0
-    if t >= length then return false end
-    if e == "shared-iterations" then
-      if shared_left <= 0 then return false end
+  -- Whether `vu` may start an iteration at `at` (now when nil: after an iteration cancelled at
+  -- a stop): one function for each executor, so that the check before every iteration asks
+  -- only what its executor needs.
+  local function running(at) return not (st.stopping or self.stopping) and (at or now()) - st.t0 < length end
+  local may_start
+  if e == "shared-iterations" then
+    may_start = function(_, at)
+      if not running(at) or shared_left <= 0 then return false end
       shared_left = shared_left - 1
       return true
-    elseif e == "per-vu-iterations" then
-      return vu.iteration < sc.iterations
-    elseif e == "ramping-vus" then
-      return vu._wanted
     end
-    return true
+  elseif e == "per-vu-iterations" then
+    may_start = function(vu, at) return running(at) and vu.iteration < sc.iterations end
+  elseif e == "ramping-vus" then
+    may_start = function(vu, at) return running(at) and vu._wanted end
+  else
+    may_start = function(_, at) return not (st.stopping or self.stopping) and (at or now()) - st.t0 < length end
   end
   local function loop(vu)
     self.current[coroutine.running()] = vu   -- one coroutine a VU's loop: said once

@@ -9,7 +9,7 @@ local core = require "lunet.core"
 local http = require "lunet.http"
 local tag_key = require("lunet.load.metrics").tag_key
 local hdr = require "lunet.load.hdr"
-local record, record_each = hdr.record, hdr.record_each
+local record, group, record_group = hdr.record, hdr.group, hdr.record_group
 local mask_url = require("lunet.secrets").mask_url
 
 local M = {}
@@ -51,18 +51,19 @@ local function request_metrics(registry)
   }
 end
 
--- The slow path: every sample through registry:add (interval sinks kept too).
-local function add_each(registry, h, set, rkey, failed, total, dns, connect, tls, ready, ttfb, sent, received)
+-- The slow path: every sample through registry:add (interval sinks kept too). Times in
+-- microseconds; `blocked` and what follows only for a response.
+local function add_each(registry, h, set, rkey, failed, duration, blocked, connecting, tls, waiting, receiving, sent, received)
   local add = registry.add
   add(registry, h.reqs, 1, set, rkey)
   add(registry, h.failed, failed, set, rkey)
-  add(registry, h.duration, total * 1000, set, rkey)
-  if dns then
-    add(registry, h.blocked, dns * 1000, set, rkey)
-    add(registry, h.connecting, (connect > dns and connect - dns or 0) * 1000, set, rkey)
-    add(registry, h.tls, (tls > connect and tls - connect or 0) * 1000, set, rkey)
-    add(registry, h.waiting, (ttfb > ready and ttfb - ready or 0) * 1000, set, rkey)
-    add(registry, h.receiving, (total > ttfb and total - ttfb or 0) * 1000, set, rkey)
+  add(registry, h.duration, duration / 1000, set, rkey)
+  if blocked then
+    add(registry, h.blocked, blocked / 1000, set, rkey)
+    add(registry, h.connecting, connecting / 1000, set, rkey)
+    add(registry, h.tls, tls / 1000, set, rkey)
+    add(registry, h.waiting, waiting / 1000, set, rkey)
+    add(registry, h.receiving, receiving / 1000, set, rkey)
     add(registry, h.sent, sent, set, rkey)
     add(registry, h.received, received, set, rkey)
   end
@@ -79,8 +80,8 @@ local function new_entry(registry, h, vu, method, status, name, tags)
   local entry = { set = set, key = tag_key(set) }
   if registry:sink(h.reqs, set, entry.key) then
     for _, n in ipairs(NAMES) do entry[n] = registry:sink(h[n], set, entry.key) end
-    -- A response's duration and phases, in the order the recorder hands them over.
-    entry.timings = { entry.duration, entry.blocked, entry.connecting, entry.tls, entry.waiting, entry.receiving }
+    -- A response's duration and phases, in the order core.response_load hands them over.
+    entry.timings = group{ entry.duration, entry.blocked, entry.connecting, entry.tls, entry.waiting, entry.receiving }
   end
   return entry
 end
@@ -118,15 +119,10 @@ end
 
 -- Requests without tags (most of a run's) find their entry again through tables by scenario
 -- prefix, method, URL and status, with no key string made: building one a request was a new
--- string to hash and then collect. As many URLs are remembered as there are tag sets.
+-- string to hash and then collect. As many URLs are remembered as there are tag sets. The
+-- recorder reads `untagged` itself (a call less a request); `remember` adds to it.
 local function untagged_entries()
   local untagged, remembered = {}, 0
-  local function find(vu, method, url, status)
-    local by_method = untagged[vu._tag_prefix]
-    local by_url = by_method and by_method[method]
-    local by_status = by_url and by_url[url]
-    return by_status and by_status[status]
-  end
   local function remember(vu, method, url, status, entry)
     if remembered >= M.MAX_SETS then return end
     remembered = remembered + 1
@@ -138,7 +134,7 @@ local function untagged_entries()
     if not by_status then by_status = {}; by_url[url] = by_status end
     by_status[status] = entry
   end
-  return find, remember
+  return untagged, remember
 end
 
 --- The recorder of a run: record(vu, method, url, tags, r, t0) adds one request to
@@ -150,13 +146,16 @@ function M.recorder(registry, series)
   local h = request_metrics(registry)
   local series_add = require("lunet.load.series").add
   local find_entry = entry_finder(registry, h)
-  local find_untagged, remember = untagged_entries()
+  local untagged, remember = untagged_entries()
   local response_load = core.response_load
   return function(vu, method, url, tags, r, t0)
     local status = r and r.status or 0
     local entry
     if not tags then
-      entry = find_untagged(vu, method, url, status)
+      local by_method = untagged[vu._tag_prefix]
+      local by_url = by_method and by_method[method]
+      local by_status = by_url and by_url[url]
+      entry = by_status and by_status[status]
       if not entry then
         entry = find_entry(vu, method, url, nil, status)
         remember(vu, method, url, status, entry)
@@ -165,20 +164,22 @@ function M.recorder(registry, series)
       entry = find_entry(vu, method, url, tags, status)
     end
     local failed = status == 0 or status >= 400
-    local total, dns, connect, tls, ttfb, sent, received
-    if r then total, dns, connect, tls, ttfb, sent, received = response_load(r._raw) else total = now() - t0 end
-    local ready = r and (tls > 0 and tls or connect)
-    if series then series_add(series, t0 + total, total * 1e6, failed) end
+    -- The duration and phases in microseconds (HTTPResponse.Timings.loadPhases), bytes.
+    local duration, blocked, connecting, tls, waiting, receiving, sent, received
+    if r then
+      duration, blocked, connecting, tls, waiting, receiving, sent, received = response_load(r._raw)
+    else
+      duration = (now() - t0) * 1e6
+    end
+    if series then series_add(series, t0 + duration / 1e6, duration, failed) end
     local reqs = entry.reqs
-    if not reqs then return add_each(registry, h, entry.set, entry.key, failed, total, dns, connect, tls, ready, ttfb, sent, received) end
+    if not reqs then return add_each(registry, h, entry.set, entry.key, failed, duration, blocked, connecting, tls, waiting, receiving, sent, received) end
     reqs.sum, reqs.n = reqs.sum + 1, reqs.n + 1
     local f = entry.failed
     f.total = f.total + 1
     if failed then f.trues = f.trues + 1 end
-    if not r then return record(entry.duration, total * 1e6) end
-    record_each(entry.timings, total * 1e6, dns * 1e6, connect > dns and (connect - dns) * 1e6 or 0,
-      tls > connect and (tls - connect) * 1e6 or 0, ttfb > ready and (ttfb - ready) * 1e6 or 0,
-      total > ttfb and (total - ttfb) * 1e6 or 0)
+    if not r then return record(entry.duration, duration) end
+    record_group(entry.timings, duration, blocked, connecting, tls, waiting, receiving)
     local s = entry.sent
     s.sum, s.n = s.sum + sent, s.n + 1
     s = entry.received
