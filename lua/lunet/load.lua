@@ -28,6 +28,29 @@ M.usage, M.parse_args = args.usage, args.parse
 -- The checks of the run, as the summary lists them: by name, in the order first seen.
 local function new_checks() return { list = {}, by_name = {} } end
 
+--- Tag sets a custom metric keeps apart (as lunet.load.vu bounds requests'): a script that puts
+--- an id in a metric's tags would otherwise grow without bound. Past MAX_SETS, a new tag set is
+--- recorded under its scenario and the tag `tags` = OTHER_TAGS, said once a metric.
+M.MAX_SETS, M.OTHER_TAGS = 10000, "(other tag sets)"
+
+-- The tags, and their key, that metric m's sample under tags `t` is recorded with.
+local function bounded_tags(state, m, t)
+  local key = metrics.tag_key(t)
+  if m.sinks[key] then return t, key end
+  local n = (state.tag_sets[m] or 0) + 1
+  if n <= M.MAX_SETS then
+    state.tag_sets[m] = n
+    return t, key
+  end
+  if n == M.MAX_SETS + 1 then
+    state.tag_sets[m] = n
+    io.stderr:write(string.format("lunet load: metric %s has %d tag sets: past them, new ones are recorded as tags = %q\n",
+      m.name, M.MAX_SETS, M.OTHER_TAGS))
+  end
+  t = { scenario = t.scenario, tags = M.OTHER_TAGS }
+  return t, metrics.tag_key(t)
+end
+
 -- The script's environment: check, sleep, metrics, and the globals of any lunet script.
 local function script_env(state)
   local env = setmetatable({}, { __index = _G })
@@ -68,7 +91,7 @@ local function script_env(state)
         if tags then for k, v in pairs(tags) do t[k] = tostring(v) end end
         if kind == "rate" then value = value and value ~= 0 end
         if kind ~= "rate" and type(value) ~= "number" then error(name .. ":add takes a number, got " .. type(value), 2) end
-        state.registry:add(m, value, t)
+        state.registry:add(m, value, bounded_tags(state, m, t))
       end }
     end
   end
@@ -125,7 +148,7 @@ end
 local function prepare(c, stderr)
   local registry = metrics.registry({ interval = c.out ~= nil })
   local current = setmetatable({}, { __mode = "k" })   -- coroutine -> its VU (lunet.load.runner)
-  local state = { registry = registry, checks = new_checks(), checks_metric = registry:metric("checks", "rate"),
+  local state = { registry = registry, checks = new_checks(), checks_metric = registry:metric("checks", "rate"), tag_sets = {},
                   current = function() return current[coroutine.running()] end }
   local env, fn = load_script(c.script, state)
   if not env then stderr:write("lunet load: ", tostring(fn), "\n"); return nil, 1 end
@@ -283,6 +306,11 @@ end
 function M.run(c, stdout, stderr)
   local p, status = prepare(c, stderr)
   if not p then return status end
+  for _, w in ipairs({ { "the summary export", c.summary_export }, { "the report", c.report } }) do
+    local ok, werr = true, nil
+    if w[2] then ok, werr = outputs.can_write(w[2]) end
+    if not ok then stderr:write("lunet load: cannot write ", w[1], " ", w[2], ": ", tostring(werr), "\n"); return 2 end
+  end
   local out_file
   if c.out then
     local f, ferr = io.open(c.out, "w")

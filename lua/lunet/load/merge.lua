@@ -23,28 +23,31 @@ usage: lunet load merge RESULT.json ... [--report FILE.html] [--summary-export F
   crossed; 2 the files are not one test's shards, each once, whole.]]
 
 --- The last non-empty line of file `path`, read from its end (an --out json file can be large
---- and only its last line counts). Returns the line, or nil and a message.
+--- and only its last line counts) in blocks kept in a list: each block is scanned once, so a
+--- huge last line costs its length, not its length squared. Returns the line, or nil and a message.
 function M.last_line(path)
   local f, err = io.open(path, "rb")
   if not f then return nil, err end
-  local size = f:seek("end")
-  local tail, pos, BLOCK = "", size, 1 << 20
+  local pos, BLOCK = f:seek("end"), 1 << 20
+  local blocks, started = {}, false   -- blocks of the line, last first; started: past the final line ends
   while pos > 0 do
     local n = math.min(BLOCK, pos)
     pos = pos - n
     f:seek("set", pos)
-    tail = f:read(n) .. tail
-    local body = tail:match("^(.-)[\r\n]*$")
-    local line = body:match("[\r\n]([^\r\n]*)$")
-    if line then f:close() return line end
-    if pos == 0 then
-      f:close()
-      if body == "" then return nil, "it is empty" end
-      return body
+    local block = f:read(n)
+    if not started then
+      block = block:match("^(.-)[\r\n]*$")
+      started = block ~= ""
     end
+    local cut = block:find("[\r\n][^\r\n]*$")
+    blocks[#blocks + 1] = cut and block:sub(cut + 1) or block
+    if cut then break end
   end
   f:close()
-  return nil, "it is empty"
+  if not started then return nil, "it is empty" end
+  local parts = {}
+  for i = #blocks, 1, -1 do parts[#parts + 1] = blocks[i] end
+  return table.concat(parts)
 end
 
 -- Each source's result data, checked one by one and then together. Returns the list in shard

@@ -13,6 +13,24 @@ local function plain(s) return s end
 --- FILE with TEXT, whole or not at all (lunet.whole_file); true, or false and the reason.
 function M.write_whole(path, text) return require("lunet.whole_file").write(path, text) end
 
+--- Whether a file can be written at `path` when the run ends: the path is no directory, and
+--- its directory is there and takes a new file. True, or nil and the reason; `lunet load` asks
+--- before the run, so that a run is not lost to a path mistyped.
+function M.can_write(path)
+  local f = io.open(path, "rb")
+  if f then
+    local _, err = f:read(0)   -- a directory opens, and reading it says what it is
+    f:close()
+    if err then return nil, err end
+  end
+  local probe = string.format("%s.lunet-%d.tmp", path, math.random(1, 1e9))
+  local p, perr = io.open(probe, "wb")
+  if not p then return nil, (tostring(perr):gsub("^.*: ", "")) end
+  p:close()
+  os.remove(probe)
+  return true
+end
+
 --- Writes what `o` asks for: o.failures (a list in order: message, count, scenario,
 --- traceback), o.view (lunet.load.summary's), o.summary_export, o.report (a path) with
 --- o.report_model (a function making lunet.load.report_model's model), o.result_line (a

@@ -128,6 +128,10 @@ function M.check(record)
       need(type(c) == "table" and type(c.name) == "string" and whole(c.passes) and whole(c.fails), "/data/checks/" .. (i - 1), "not a check")
     end
     need(type(d.failures) == "table", "/data/failures", "missing")
+    for i, f in ipairs(d.failures) do
+      need(type(f) == "table" and type(f.message) == "string" and whole(f.count) and f.count >= 1 and type(f.scenario) == "string",
+        "/data/failures/" .. (i - 1), "not a failure (message, count, scenario)")
+    end
     check_metrics(d.metrics)
     check_series(d.series)
   end)

@@ -27,7 +27,7 @@ function M.new(plan, fns, registry, data, series, current)
   local r = setmetatable({
     plan = plan, fns = fns, registry = registry, data = data, record = vu_module.recorder(registry, series), series = series,
     current = current or setmetatable({}, { __mode = "k" }),
-    next_id = 0, vus = 0, vus_max = 0, failures = {}, failure_count = 0, stopping = false, started = nil,
+    next_id = 0, vus = 0, vus_max = 0, failures = {}, failure_count = 0, failure_kinds = 0, stopping = false, started = nil,
     active = {},   -- scenario name -> its state
   }, Run)
   r.m = {
@@ -54,12 +54,31 @@ function Run:new_vu(sc)
   return vu
 end
 
+--- Failures a run keeps apart: a script that puts an id in its error messages would otherwise
+--- keep every one (and its traceback). Past MAX_FAILURES messages, new ones are counted under
+--- OTHER_FAILURES; a message is cut at MAX_MESSAGE bytes.
+M.MAX_FAILURES, M.MAX_MESSAGE, M.OTHER_FAILURES = 100, 4096, "(other failure messages)"
+
+-- An iteration's error as the message it is counted by: cut at MAX_MESSAGE bytes.
+local function failure_message(err)
+  local message = errors.is(err) and tostring(err) or errors.describe(err)
+  if #message > M.MAX_MESSAGE then
+    message = string.format("%s... (%d bytes more)", message:sub(1, M.MAX_MESSAGE), #message - M.MAX_MESSAGE)
+  end
+  return message
+end
+
 -- Keeps an iteration's error: counted by message, the first few kept with their traceback.
 function Run:failed(sc, err, traceback)
   self.failure_count = self.failure_count + 1
-  local message = errors.is(err) and tostring(err) or errors.describe(err)
+  local message = failure_message(err)
   local f = self.failures[message]
+  if not f and self.failure_kinds >= M.MAX_FAILURES then
+    message, traceback = M.OTHER_FAILURES, nil
+    f = self.failures[message]
+  end
   if not f then
+    if message ~= M.OTHER_FAILURES then self.failure_kinds = self.failure_kinds + 1 end
     f = { message = message, count = 0, traceback = traceback, scenario = sc.name, order = self.failure_count }
     self.failures[message] = f
   end
@@ -74,10 +93,10 @@ end
 -- frame's function by searching package.loaded, which made a failing iteration cost three
 -- passing ones when a server was down.
 local last_traceback
-local known_failures = {}
+local known_failures, known_full = {}, false
 local function keep_traceback(e)
-  local message = errors.is(e) and tostring(e) or errors.describe(e)
-  last_traceback = not known_failures[message] and debug.traceback(message, 2) or nil
+  local message = failure_message(e)
+  last_traceback = not known_full and not known_failures[message] and debug.traceback(message, 2) or nil
   return e
 end
 
@@ -88,7 +107,7 @@ end
 function Run:iterate(sc, vu, fn, t0)
   t0 = t0 or now()
   vu.iteration = vu.iteration + 1
-  known_failures = self.failures
+  known_failures, known_full = self.failures, self.failure_kinds >= M.MAX_FAILURES
   local ok, err = xpcall(fn, keep_traceback, vu, self.data)
   local traceback = last_traceback
   if not ok and errors.is(err) and err.kind == "cancelled" and (sc.state.stopping or self.stopping or vu._wanted == false) then return end
