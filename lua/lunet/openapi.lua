@@ -58,6 +58,39 @@ local function base_url(set, version, opts)
   return u
 end
 
+-- scheme://host:port of a URL (lower-cased, the default port filled in), or nil.
+local function origin(u)
+  local scheme, authority = tostring(u):match("^(%a[%w+.-]*)://([^/?#]*)")
+  if not scheme then return nil end
+  scheme, authority = scheme:lower(), authority:gsub("^.*@", ""):lower()
+  if not authority:match(":%d+$") then authority = authority .. (scheme == "https" and ":443" or ":80") end
+  return scheme .. "://" .. authority
+end
+
+-- Whether the session options carry a credential: auth, security, a credential's header.
+local function carries_credentials(opts)
+  if opts.auth ~= nil or (type(opts.security) == "table" and next(opts.security) ~= nil) then return true end
+  local secrets = require "lunet.secrets"
+  for k, v in pairs(type(opts.headers) == "table" and opts.headers or {}) do
+    local name = type(k) == "string" and k or (type(v) == "table" and v[1])
+    if type(name) == "string" and (secrets.is_secret_name(name) or name:lower() == "cookie") then return true end
+  end
+  return false
+end
+
+-- A document read from one host that names another as its server does not get the session's
+-- credentials sent there (a redirect to another origin drops them too): the user names that
+-- host (base_url, or server = its URL) to send them.
+local function check_server_host(set, opts, base)
+  if opts.base_url or (type(opts.server) == "string" and opts.server:match("://")) then return end
+  local from = set.root_uri:match("^https?://") and origin(set.root_uri)
+  local to = origin(base)
+  if not from or to == from or not carries_credentials(opts) then return end
+  local mask_url = require("lunet.secrets").mask_url
+  errors.raise("openapi", string.format("the document from %s names its server %s, another host: the session's credentials " ..
+    "go only to a host you name: give base_url = %q (or server = its URL) to send them there", from, mask_url(to), mask_url(base)))
+end
+
 --- Loads the document at `source` (a path or a URL; JSON or YAML) and makes the api.
 function M.open(source, opts)
   opts = opts or {}
@@ -68,6 +101,7 @@ function M.open(source, opts)
   local session_opts = {}
   for k, v in pairs(opts) do if not OWN[k] then session_opts[k] = v end end
   session_opts.base_url = base_url(set, version, opts)
+  check_server_host(set, opts, session_opts.base_url)
   local api = setmetatable({
     _set = set, _version = version, _list = list, _by_id = by_id, _validators = {}, _notes = {},
     _session = require("lunet.http").session(session_opts), validate = opts.validate ~= false,

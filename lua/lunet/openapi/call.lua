@@ -112,6 +112,14 @@ local function body_options(api, op, body, opts)
   return { body = body, content_type = media }
 end
 
+-- A path parameter's text that is only dots (".", ".."; an empty label's "."), percent-encoded: a
+-- dot segment would take the URL up the path (users/../info is info), which it must not change.
+local function no_dots(s)
+  if s:match("^%.+$") then return (s:gsub("%.", "%%2E")) end
+  return s
+end
+local function path_encode(s) return no_dots(url.encode(s)) end
+
 --- lunet.http request options for operation `op` called with `args` (parameters by name,
 --- `body`, and request options under `options`: headers, timeout, ...). Raises kind `schema`
 --- (before anything is sent) or `argument` (a name that is no parameter).
@@ -129,7 +137,7 @@ function M.request(api, op, args)
     else
       if p.has_schema then check(api, op, p.schema, v, prefix, "request") end
       if p["in"] == "path" then
-        path = path:gsub("{" .. p.name:gsub("%p", "%%%0") .. "}", (simple(p, v, url.encode):gsub("%%", "%%%%")))
+        path = path:gsub("{" .. p.name:gsub("%p", "%%%0") .. "}", (no_dots(simple(p, v, path_encode)):gsub("%%", "%%%%")))
       elseif p["in"] == "query" then query_pairs(p, v, query)
       elseif p["in"] == "header" then headers[p.name] = simple(p, v)
       else query_pairs(p, v, cookies) end
