@@ -288,9 +288,12 @@ static int h_record_group(lua_State *L) {
         if (!value_of(lua_tonumber(L, k + 2), &x)) continue;
         histogram *h = g->h[k];
         if (count_value(L, h, 0, &x)) continue;
-        // New storage: made with the histogram on the stack (its user value holds it).
-        lua_getiuservalue(L, 1, 1);
-        lua_rawgeti(L, -1, k + 1);
+        // New storage: made with the histogram on the stack (its user value holds it). The
+        // debug library can replace that table: then this is an error, not a histogram taken
+        // from whatever is there.
+        if (lua_getiuservalue(L, 1, 1) != LUA_TTABLE || lua_rawgeti(L, -1, k + 1) != LUA_TUSERDATA ||
+            lua_touserdata(L, -1) != (void *)h)
+            return fail(L, "hdr.record_group: the group's histograms were replaced");
         (void)count_value(L, h, lua_gettop(L), &x);
         lua_pop(L, 2);
     }

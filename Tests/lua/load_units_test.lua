@@ -257,6 +257,13 @@ test("hdr: hostile calls get a message, never memory: not a histogram, not a num
   collectgarbage("collect")
   hdr.record_group(kept, 1, 2)
   eq(debug.getuservalue(kept, 1)[1].count, 8, "a group keeps its histograms alive across collections")
+  -- The debug library replacing a group's table of histograms: an error when the group needs
+  -- one of them on the stack (new storage), not a crash.
+  local broken_list = { fed{ 1, 2, 3, 4, 5, 6 } }
+  local broken = hdr.group(broken_list)
+  debug.setuservalue(broken, {}, 1)
+  raises(function() hdr.record_group(broken, 5000) end, "histograms were replaced", "a group whose table was replaced")
+  eq(broken_list[1].count, 6, "and nothing was counted")
   eq({ real[1], real.nothing }, { nil, nil }, "other keys are nil: a number is not read as a name")
   local empty = hdr.decode({ unit = "us", count = 0, sum = 0, clamped = 0, counts = {}, min = json.null, max = json.null })
   eq({ empty.count, empty.min, empty.max }, { 0, math.huge, -math.huge }, "an empty one from JSON with null min and max")
