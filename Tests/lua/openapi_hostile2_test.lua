@@ -1,6 +1,7 @@
 -- http.openapi against ../shared/HOSTILE.md's classes, second part: a path parameter's bytes
 -- never change the path (dot segments, slashes, ?, #, CR LF), and a document read from one
--- host that names another as its server does not get the session's credentials sent there.
+-- host that names another as its server, or its token endpoint, does not get the session's
+-- credentials (or the client secret) sent there.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
 h.cleanup(after_all, h.remove_temps)
@@ -70,6 +71,30 @@ test("a document from one host naming another as its server: the session's crede
   -- A server on the document's own host (here a relative one) gets them.
   local r = http.openapi(served(doc("/anything/same", "/x", nil)), { auth = { bearer = "SAMEHOST" } }).x{}
   eq(r.json.headers.Authorization, "Bearer SAMEHOST")
+end)
+
+test("a fetched document naming a token endpoint on another host: the client secret is not sent there", function()
+  local d = doc("/anything/api", "/x", nil)
+  d.components = { securitySchemes = { o = { type = "oauth2", flows = { clientCredentials = { tokenUrl = ECHO .. "/oauth/token", scopes = {} } } } } }
+  d.security = { { o = {} } }
+  local url = served(d)
+  local e = tostring(fails("openapi", function()
+    http.openapi(url, { security = { oauth2 = { client_id = "cid", client_secret = "CLIENTSECRET" } } }).x{}
+  end))
+  truthy(e:find(ECHO, 1, true) and e:find("token_url", 1, true), "refused, naming the endpoint and the way out: " .. e)
+  truthy(not e:find("CLIENTSECRET", 1, true), "no secret in the message: " .. e)
+  -- Named by the user: the flow asks that endpoint (the echo server answers no token, so the
+  -- call fails later, as an auth failure, not as this refusal).
+  local ok, err = pcall(function()
+    http.openapi(url, { security = { oauth2 = { client_id = "cid", client_secret = "CLIENTSECRET", token_url = ECHO .. "/oauth/token" } } }).x{}
+  end)
+  truthy(not ok and not tostring(err):find("another host", 1, true), "the named endpoint is asked: " .. tostring(err))
+  -- A token endpoint on the document's own host is taken as the document says.
+  d.components.securitySchemes.o.flows.clientCredentials.tokenUrl = BIN .. "/status/401"
+  ok, err = pcall(function()
+    http.openapi(served(d), { security = { oauth2 = { client_id = "cid", client_secret = "s" } } }).x{}
+  end)
+  truthy(not ok and not tostring(err):find("another host", 1, true), "same host: asked: " .. tostring(err))
 end)
 
 test("a $ref cycle between schemas, and a document nested past any need: clear errors, in bounded time", function()

@@ -7,6 +7,7 @@ local document = require "lunet.openapi.document"
 local operations = require "lunet.openapi.operations"
 local call = require "lunet.openapi.call"
 local security = require "lunet.openapi.security"
+local origin = require("lunet.url").origin
 
 local M = {}
 
@@ -56,15 +57,6 @@ local function base_url(set, version, opts)
   end
   if u:sub(-1) ~= "/" then u = u .. "/" end
   return u
-end
-
--- scheme://host:port of a URL (lower-cased, the default port filled in), or nil.
-local function origin(u)
-  local scheme, authority = tostring(u):match("^(%a[%w+.-]*)://([^/?#]*)")
-  if not scheme then return nil end
-  scheme, authority = scheme:lower(), authority:gsub("^.*@", ""):lower()
-  if not authority:match(":%d+$") then authority = authority .. (scheme == "https" and ":443" or ":80") end
-  return scheme .. "://" .. authority
 end
 
 -- Whether the session options carry a credential: auth, security, a credential's header.

@@ -126,6 +126,17 @@ function M.parse(s)
   return u
 end
 
+--- scheme://host:port of an absolute http(s) or other URL, lower-cased, with the scheme's
+--- default port (80, 443) filled in; nil for a relative reference. For deciding whether two
+--- URLs are one origin (where credentials may go), not for sending.
+function M.origin(u)
+  local scheme, authority = tostring(u):match("^(%a[%w+.-]*)://([^/?#]*)")
+  if not scheme then return nil end
+  scheme, authority = scheme:lower(), authority:gsub("^.*@", ""):lower()
+  if not authority:match(":%d+$") then authority = authority .. (scheme == "https" and ":443" or ":80") end
+  return scheme .. "://" .. authority
+end
+
 --- Builds a URL from the parts `parse` returns (`params` wins over `query`). Path, query and
 --- fragment are written as given (percent-encoded already, as parse returns them); a path
 --- that would read back as an authority or a scheme gets "/." or "./" before it.

@@ -5,12 +5,17 @@
 ---   http basic              { user, password }                       -> auth = { basic = ... }
 ---   apiKey in header/query  a key                                    -> auth = { api_key = { header|query = name, value } }
 ---   apiKey in cookie        a key                                    -> a Cookie header
----   oauth2 clientCredentials { client_id, client_secret [, scope] }  -> auth = { oauth2 = { token_url = the flow's tokenUrl, ... } }
+---   oauth2 clientCredentials { client_id, client_secret [, scope] [, token_url] }  -> auth = { oauth2 = { token_url = the flow's tokenUrl, ... } }
+--- (a fetched document's tokenUrl on another host than the document's is an error: the client
+--- secret goes there only when the credential names it as `token_url`)
 --- An operation takes the first of its requirements (its own `security`, else the document's)
 --- whose every scheme has a credential; a session made for it (`session:with`, which shares
 --- connections and cookies) is kept per requirement. Without credentials for any, the call goes
 --- out with the api's own session (its `auth` option, if any) and the server answers.
 local document = require "lunet.openapi.document"
+local errors = require "lunet.errors"
+local origin = require("lunet.url").origin
+local mask_url = require("lunet.secrets").mask_url
 
 local M = {}
 local Security = {}
@@ -38,6 +43,21 @@ function Security:credential(name, s)
   if t == "oauth2" then return self.creds.oauth2 end
 end
 
+-- The token endpoint a document names for the client credentials flow. A document fetched from
+-- one host that names a token endpoint on another would have the client's secret sent there:
+-- that is an error until the user names the endpoint (`token_url` in the oauth2 credential). A
+-- document read from a file, or an endpoint on the document's own origin, is taken as it is.
+local function token_url(set, named, where)
+  local from = set.root_uri:match("^https?://") and origin(set.root_uri)
+  local to = origin(named)
+  if from and to and to ~= from then
+    errors.raise("openapi", string.format("%s: the document from %s names a token endpoint on %s, another host: the " ..
+      "client secret goes only to an endpoint you name: give security.oauth2.token_url = %q to send it there",
+      where, from, mask_url(to), mask_url(named)))
+  end
+  return named
+end
+
 -- What scheme `name` adds: into `auth` (the session's) or `extra` (headers for the request).
 function Security:add(name, auth, extra)
   local s, _, where = self.set:deref(self.schemes[name], self.set.root_uri, self.where .. "/" .. name)
@@ -55,7 +75,8 @@ function Security:add(name, auth, extra)
   elseif t == "oauth2" then
     local flow = (s.flows or {}).clientCredentials or (s.flow == "application" and s)
     if not flow then document.fail(where, "scheme '%s': lunet runs oauth2's client credentials flow only", name) end
-    local o = { token_url = flow.tokenUrl, client_id = c.client_id or c[1], client_secret = c.client_secret or c[2], scope = c.scope }
+    local o = { token_url = c.token_url or token_url(self.set, flow.tokenUrl, where), client_id = c.client_id or c[1],
+                client_secret = c.client_secret or c[2], scope = c.scope }
     auth.oauth2 = o
   else
     document.fail(where, "scheme '%s' is of type '%s': lunet maps http (bearer, basic), apiKey and oauth2", name, tostring(t))
