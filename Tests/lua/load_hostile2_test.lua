@@ -1,5 +1,5 @@
 -- `lunet load` against ../shared/HOSTILE.md's classes, second part: what a careless script grows
--- (distinct failure messages, tagged requests' and custom metrics' tag sets), values no request
+-- (distinct failure messages, tagged requests', custom metrics' and checks' names and tag sets), values no request
 -- has in the histograms, result files a merge reads (hostile failures, a huge last line), and
 -- output paths where no file can be written.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
@@ -158,6 +158,24 @@ end]], "--summary-export " .. q(export))
   truthy(err:find("per_user", 1, true) and err:find("10000 tag sets", 1, true), "said once, naming the metric:\n" .. err)
   eq(json.decode(h.read_file(export)).metrics.per_user_count.count, 120000, "every sample in the metric's total")
   truthy(out:find("per_user", 1, true), out:sub(1, 2000))
+end)
+
+test("check names and check tags are bounded: past 1,000 names one shared name, every check counted", function()
+  local export = h.tmpname()
+  local code, out, err, secs, kib = load([[
+options = { iterations = 30000, vus = 4 }
+return function(vu)
+  check(vu.iteration, { ["item " .. vu.iteration .. "-" .. vu.id .. " ok"] = function() return true end }, { user = vu.iteration .. "-" .. vu.id })
+end]], "--summary-export " .. q(export))
+  eq(code, 0, err)
+  truthy(secs <= 30, "bounded in time: " .. secs .. " s")
+  truthy(kib < 60 * 1024, "bounded in memory: " .. kib .. " KiB")
+  truthy(err:find("1000 check names", 1, true), "said once:\n" .. err)
+  local _, lines = out:gsub("item %d+%-%d+ ok", "")
+  eq(lines, 1000, "the summary lists the first thousand names")
+  truthy(out:find("(other checks)", 1, true), out:sub(1, 500))
+  local checks = json.decode(h.read_file(export)).metrics.checks
+  eq(checks.passes, 30000, "every check counted")
 end)
 
 h.done()

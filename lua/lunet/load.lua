@@ -32,6 +32,9 @@ local function new_checks() return { list = {}, by_name = {} } end
 --- an id in a metric's tags would otherwise grow without bound. Past MAX_SETS, a new tag set is
 --- recorded under its scenario and the tag `tags` = OTHER_TAGS, said once a metric.
 M.MAX_SETS, M.OTHER_TAGS = 10000, "(other tag sets)"
+--- Check names the summary lists: past MAX_CHECKS, a check of a new name is counted under
+--- OTHER_CHECKS (said once).
+M.MAX_CHECKS, M.OTHER_CHECKS = 1000, "(other checks)"
 
 -- The tags, and their key, that metric m's sample under tags `t` is recorded with.
 local function bounded_tags(state, m, t)
@@ -69,6 +72,13 @@ local function script_env(state)
       passed = ok and passed and true or false
       all = all and passed
       local c = state.checks.by_name[name]
+      if not c and #state.checks.list >= M.MAX_CHECKS then   -- names with ids in them: bounded
+        if not state.checks.by_name[M.OTHER_CHECKS] then
+          io.stderr:write(string.format("lunet load: %d check names: past them, new ones are counted as %q\n", M.MAX_CHECKS, M.OTHER_CHECKS))
+        end
+        name = M.OTHER_CHECKS
+        c = state.checks.by_name[name]
+      end
       if not c then
         c = { name = name, passes = 0, fails = 0 }
         state.checks.by_name[name] = c
@@ -77,7 +87,7 @@ local function script_env(state)
       if passed then c.passes = c.passes + 1 else c.fails = c.fails + 1 end
       local t = { check = name, scenario = vu and vu.scenario or "setup" }
       if tags then for k, v in pairs(tags) do t[k] = tostring(v) end end
-      state.registry:add(state.checks_metric, passed, t)
+      state.registry:add(state.checks_metric, passed, bounded_tags(state, state.checks_metric, t))
     end
     return all
   end
