@@ -193,6 +193,12 @@ test("three shard processes, merged: the whole test's counts, and percentiles of
   end
   local html = h.read_file(report) or ""
   truthy(html:find("<svg", 1, true), "the merge's report has charts")
+  -- An export in a missing directory: said with the path given, not a temporary file's name.
+  local missing = h.tmpname() .. "-missing/x.json"
+  code, out = h.run("{ " .. q(LUNET) .. " load merge " .. q(outs[0]) .. " " .. q(outs[2]) .. " " .. q(outs[1]) ..
+    " --summary-export " .. q(missing) .. " 2>&1 >/dev/null; }")
+  truthy(code ~= 0 and out:find("cannot write the summary export " .. missing .. ": No such file", 1, true)
+    and not out:find(".lunet-", 1, true), "the path named, no temporary name: " .. out)
 end)
 
 test("merge refuses what is not one test's shards, each once and whole: exit 2, the file named", function()

@@ -8,7 +8,9 @@ local M = {}
 function M.write(path, content)
   local temp = string.format("%s.lunet-%d.tmp", path, math.random(1, 1e9))
   local f, err = io.open(temp, "wb")
-  if not f then return nil, err end
+  -- The reason without the temporary file's name, which the caller never gave ("No such file
+  -- or directory" for a path in a missing directory): callers name `path` themselves.
+  if not f then return nil, (tostring(err):gsub("^.-%.lunet%-%d+%.tmp: ", "")) end
   local ok, werr = f:write(content)
   local closed, cerr = f:close()
   if not (ok and closed) then os.remove(temp) return nil, werr or cerr end
