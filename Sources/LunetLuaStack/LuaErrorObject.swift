@@ -21,8 +21,12 @@ public enum LuaErrorObject {
         }
     }
 
+    /// A core error: its kind, message and URL, and `connection_lost = true` when the
+    /// connection closed, reset or stayed silent before a whole answer (a caller deciding
+    /// whether a request may have reached the server reads it: lunet.grpc's one retry).
     public static func push(_ L: OpaquePointer, _ error: LunetError) {
         push(L, error.kind, error.message, url: error.url)
+        if error.connectionLost { LuaStack(L).set(-1, "connection_lost", true) }
     }
 
     /// Pushes an error object and returns the status that makes the trampoline raise it.

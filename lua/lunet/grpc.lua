@@ -74,6 +74,7 @@ function M.client(target, opts)
     base_url = url, http_version = tls and "2" or "2-prior-knowledge", ca_file = opts.ca_file, insecure = opts.insecure,
     cert = opts.cert, cert_key = opts.cert_key, connect_timeout = opts.connect_timeout,
     max_body = false,   -- messages are bounded one by one (max_message), a stream may be long
+    follow = false,     -- gRPC has no redirects: a 30x is an answer that is not gRPC, never a hop with the metadata
   })
   local c = setmetatable({ target = target, session = session, descriptors = descriptors.new(), reflection = opts.reflection, h2c = not tls, compression = opts.compression,
     metadata = opts.metadata, deadline = opts.deadline, max_message = opts.max_message or frames.DEFAULT_MAX, send_buffer = opts.send_buffer }, Client)

@@ -45,6 +45,17 @@ local function deadline_error(what, deadline, when)
   return errors.new("grpc", string.format("%s: DEADLINE_EXCEEDED: %s within %s s", what, when, deadline), { code = "DEADLINE_EXCEEDED", status = 4 })
 end
 
+-- Whether a failed h2c call may go once more: only when the connection failed before any answer
+-- (kind connect; the connection closed, reset or silent: err.connection_lost) or the answer was
+-- not HTTP at all (an h2c-only server refusing the HTTP/1.1 that libcurl 7.88 falls back to on a
+-- connection gone). A stream the server reset, or any other broken answer, may come from a
+-- server that has run the call: never sent twice.
+local function retryable(r)
+  if not errors.is(r) then return false end
+  if r.kind == "connect" or r.connection_lost then return true end
+  return r.kind == "protocol" and tostring(r.message):find("the reply is not HTTP/1.x or HTTP/2", 1, true) ~= nil
+end
+
 --- Starts `method` (descriptors' method) with request messages `bodies` (encoded bytes) and
 --- waits for the answer's head: a call whose messages M.next reads. Raises kind protocol for a
 --- server that does not answer as gRPC, and the transport's kinds (a deadline passed: kind
@@ -115,7 +126,7 @@ function M.open(client, method, bodies, opts)
   if request.stream then c.reader = frames.reader(c.max) end
   request.max_body = not request.stream and c.max + 5 or nil
   local ok, r = pcall(send, client.session, request)
-  if not ok and client.h2c and errors.is(r) and (r.kind == "protocol" or r.kind == "connect") then
+  if not ok and client.h2c and retryable(r) then
     -- A shared h2c connection that the server closed meanwhile (a restart, an idle limit): on
     -- libcurl before 8.0 the request then went out as HTTP/1.1 and was refused unread (H2CReuse
     -- in the core). Once more, on a connection of its own, as gRPC retries a call never sent.

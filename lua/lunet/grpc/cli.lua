@@ -10,6 +10,9 @@ local errors = require "lunet.errors"
 
 local M = {}
 
+--- Seconds a connection (TLS included) may take unless --connect-timeout says: grpcurl's.
+M.CONNECT_TIMEOUT = 10
+
 M.USAGE = [[
 usage: lunet grpc [options] HOST:PORT list [SERVICE]
        lunet grpc [options] HOST:PORT describe SYMBOL
@@ -19,6 +22,7 @@ usage: lunet grpc [options] HOST:PORT list [SERVICE]
   --cacert FILE        check the server's certificate against FILE
   -H 'name: value'     metadata (again for more; -bin names take the raw value)
   --deadline SECONDS   the call's deadline (sent as grpc-timeout, enforced here)
+  --connect-timeout S  seconds for connecting, TLS included (10)
   --protoset FILE      schemas from a descriptor set instead of reflection
   --proto FILE         schemas from a .proto file (protoc); --import-path DIR for its imports
   -d JSON, -d @        the request (a JSON object), or requests from standard input
@@ -26,10 +30,18 @@ usage: lunet grpc [options] HOST:PORT list [SERVICE]
 Exit status: 0; 64 + the gRPC status code; 2 usage; 1 other failures.]]
 
 local TAKES = { ["-H"] = "header", ["--deadline"] = "deadline", ["--protoset"] = "protoset", ["--proto"] = "proto",
-                ["--import-path"] = "import_path", ["-d"] = "data", ["--cacert"] = "cacert", ["--max-msg-sz"] = "max" }
+                ["--import-path"] = "import_path", ["-d"] = "data", ["--cacert"] = "cacert", ["--max-msg-sz"] = "max",
+                ["--connect-timeout"] = "connect_timeout" }
 local FLAGS = { ["--plaintext"] = "plaintext", ["--insecure"] = "insecure", ["--help"] = "help", ["-h"] = "help" }
 
 local function usage(message) error({ usage = message }, 0) end
+
+-- A message on standard error: what a server put in it (grpc-message, a reflection error) shows
+-- its control bytes escaped (lunet.terminal_safe), never obeyed by a terminal.
+local function complain(text)
+  if text:find("[\0-\8\11-\31\127\194]") then text = require("lunet.terminal_safe").text(text) end
+  io.stderr:write("lunet grpc: ", text, "\n")
+end
 
 local function parse(argv)
   local c = require("lunet.load.argv").read(argv, { takes = TAKES, flags = FLAGS, lists = { header = true, import_path = true },
@@ -44,7 +56,9 @@ local function parse(argv)
     metadata[k:lower()] = v
   end
   c.metadata = metadata
-  if c.deadline and not (tonumber(c.deadline) and tonumber(c.deadline) > 0) then usage("--deadline takes seconds, got '" .. c.deadline .. "'") end
+  for _, o in ipairs({ "deadline", "connect_timeout" }) do
+    if c[o] and not (tonumber(c[o]) and tonumber(c[o]) > 0) then usage("--" .. o:gsub("_", "-") .. " takes seconds, got '" .. c[o] .. "'") end
+  end
   return c
 end
 
@@ -88,7 +102,7 @@ end
 local function run(argv)
   local ok, c = pcall(parse, argv)
   if not ok then
-    if type(c) == "table" and c.usage then io.stderr:write("lunet grpc: ", c.usage, "\n") return 2 end
+    if type(c) == "table" and c.usage then complain(c.usage) return 2 end
     error(c, 0)
   end
   if c.help then print(M.USAGE) return 0 end
@@ -97,6 +111,7 @@ local function run(argv)
     reflection = not (c.protoset or c.proto), descriptor = c.protoset, proto = c.proto,
     import_paths = #c.import_path > 0 and c.import_path or nil, insecure = c.insecure, ca_file = c.cacert,
     metadata = c.metadata, deadline = tonumber(c.deadline), max_message = tonumber(c.max),
+    connect_timeout = tonumber(c.connect_timeout) or M.CONNECT_TIMEOUT,
   })
   if verb == "list" then
     if c.words[3] then say(g:describe(c.words[3])) return 0 end
@@ -122,8 +137,8 @@ end
 function M.main(argv)
   local ok, status = pcall(run, argv)
   if ok then return status end
-  if type(status) == "table" and status.usage then io.stderr:write("lunet grpc: ", status.usage, "\n") return 2 end
-  io.stderr:write("lunet grpc: ", errors.describe(status), "\n")
+  if type(status) == "table" and status.usage then complain(status.usage) return 2 end
+  complain(errors.describe(status))
   if errors.is(status) and status.kind == "grpc" and status.status then return 64 + status.status end
   if errors.is(status) and status.kind == "argument" then return 2 end
   return 1
