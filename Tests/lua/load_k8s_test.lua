@@ -298,7 +298,8 @@ local LOGS = {
   ["run-0-aaaaa"] = "lunet load: s.lua, 1 scenario\n\n  checks....: 100%\n" .. result(0) .. "\n",
   ["run-1-ccccc"] = "lunet load: shard 2/3\n" .. result(1) .. "\n\n",
   ["run-1-bbbbb"] = "killed\n",
-  ["run-2-zzzzz"] = "lunet load: thresholds crossed\n" .. result(2),
+  -- lunet load writes this on stderr after the result line, and a pod's log holds both.
+  ["run-2-zzzzz"] = "lunet load: 1 iteration of default failed\n" .. result(2) .. "\nlunet load: thresholds crossed: checks rate > 0.99;\n",
 }
 
 -- Runs collect with `args`, a stand-in merge recording what it is handed and returning
@@ -333,11 +334,11 @@ test("collect: each index's pod, its log's last line, handed to merge in index o
   eq(code, 99, "merge's exit status: " .. err)
   eq(out, "merged\n", "merge's output")
   eq(calls, {
-    { "get", "-n", "perf", "pods", "-l", "job-name=run", "-o", "json" },
-    { "logs", "-n", "perf", "run-0-aaaaa" },
-    { "logs", "-n", "perf", "run-1-ccccc" },
-    { "logs", "-n", "perf", "run-2-zzzzz" },
-  }, "kubectl's calls: the pods by the Job's label, then the chosen pods' logs")
+    { "get", "--request-timeout=300s", "-n", "perf", "pods", "-l", "job-name=run", "-o", "json" },
+    { "logs", "--request-timeout=300s", "-n", "perf", "run-0-aaaaa" },
+    { "logs", "--request-timeout=300s", "-n", "perf", "run-1-ccccc" },
+    { "logs", "--request-timeout=300s", "-n", "perf", "run-2-zzzzz" },
+  }, "kubectl's calls: the pods by the Job's label, then the chosen pods' logs, each with a time limit")
   eq(got.sources, {
     { name = "run index 0 (pod run-0-aaaaa)", text = result(0) },
     { name = "run index 1 (pod run-1-ccccc)", text = result(1) },
@@ -350,10 +351,10 @@ end)
 
 test("collect: without --namespace, kubectl's own; the exit status of merge passes through", function()
   local dir = fake_kubectl(PODS, LOGS)
-  local code, _, err, got, calls = collect_run(dir, { "run", "--kubectl", dir .. "/kubectl" }, 0)
+  local code, _, err, got, calls = collect_run(dir, { "run", "--kubectl", dir .. "/kubectl", "--timeout", "1m30s" }, 0)
   eq(code, 0, err)
-  eq(calls[1], { "get", "pods", "-l", "job-name=run", "-o", "json" }, "no -n")
-  eq(calls[2], { "logs", "run-0-aaaaa" }, "no -n")
+  eq(calls[1], { "get", "--request-timeout=90s", "pods", "-l", "job-name=run", "-o", "json" }, "no -n; --timeout")
+  eq(calls[2], { "logs", "--request-timeout=90s", "run-0-aaaaa" }, "no -n")
   eq(got.opts, {}, "no report, no export")
 end)
 

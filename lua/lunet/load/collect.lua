@@ -13,6 +13,7 @@ M.usage = [[
 usage: lunet load collect JOB [options]
   --namespace NS, -n NS    the Job's namespace (default: kubectl's)
   --kubectl PATH           the kubectl to run (default: kubectl, from PATH)
+  --timeout D              each kubectl call's limit (kubectl --request-timeout; default 5m)
   --report FILE            the merged report, as lunet load --report writes it
   --summary-export FILE    the merged summary as k6's --summary-export writes it
 Run it once the Job is done (kubectl wait --for=condition=complete job/JOB, or failed).]]
@@ -20,14 +21,42 @@ Run it once the Job is done (kubectl wait --for=condition=complete job/JOB, or f
 local INDEX = "batch.kubernetes.io/job-completion-index"
 local PARALLEL_LOGS = 8   -- kubectl logs running at once
 
-local function fail(fmt, ...) error({ collect = string.format(fmt, ...) }, 0) end
+-- The longest line of a log kept (a shard's result line holds its histograms and up to ~36 MB
+-- of seconds), and the most `kubectl get pods` may print.
+M.MAX_LINE_BYTES = 256 * 1024 * 1024
+local DEFAULT_TIMEOUT = 300
+
+local terminal_safe = require "lunet.terminal_safe"
+
+-- A log's line, kubectl's message: what a script or a server wrote, shown on a terminal with its
+-- control bytes escaped (\x1b), never obeyed; line feeds kept.
+local function shown(v)
+  if type(v) ~= "string" then return v end
+  return (terminal_safe.text(v):gsub("\r\n", "\n"))
+end
+
+local function fail(fmt, ...)
+  local args = table.pack(...)
+  for i = 1, args.n do args[i] = shown(args[i]) end
+  error({ collect = string.format(fmt, table.unpack(args, 1, args.n)) }, 0)
+end
 
 local function sh(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
 local TAKES = { ["--namespace"] = "namespace", ["-n"] = "namespace", ["--kubectl"] = "kubectl",
-                ["--report"] = "report", ["--summary-export"] = "summary_export" }
+                ["--report"] = "report", ["--summary-export"] = "summary_export", ["--timeout"] = "timeout" }
 
---- The command line: { job, namespace, kubectl, report, summary_export, help }.
+-- A DNS-1123 label (a Job's, a namespace's name), or with dots a subdomain (a pod's name): what
+-- Kubernetes takes, so a name that kubectl would read as an option (--kubeconfig=...) is none.
+local function is_name(v, subdomain)
+  if type(v) ~= "string" or v == "" or #v > (subdomain and 253 or 63) then return false end
+  for label in (v .. "."):gmatch("(.-)%.") do
+    if not label:match("^[a-z0-9][a-z0-9-]*$") or label:sub(-1) == "-" or #label > 63 or (not subdomain and label ~= v) then return false end
+  end
+  return true
+end
+
+--- The command line: { job, namespace, kubectl, timeout (seconds), report, summary_export, help }.
 function M.parse_args(args)
   local c = require("lunet.load.argv").read(args, { takes = TAKES, flags = { ["--help"] = "help", ["-h"] = "help" },
     help = "lunet load collect --help" }, function(message) fail("%s", message) end,
@@ -40,18 +69,25 @@ function M.parse_args(args)
   -- Names Kubernetes would refuse are refused here, where the message can say why.
   for _, k in ipairs({ "job", "namespace" }) do
     local v = c[k]
-    if v and (#v > 63 or not v:match("^[a-z0-9][a-z0-9-]*$") or v:sub(-1) == "-") then
-      fail("%s '%s' is not a Kubernetes name (a DNS-1123 label: lower-case letters, digits and '-', at most 63)", k == "job" and "the Job" or "--namespace", v)
+    if v and not is_name(v) then
+      fail("%s '%s' is not a Kubernetes name (a DNS-1123 label: lower-case letters, digits and '-', at most 63)", k == "job" and "the Job" or "--namespace", terminal_safe.line(v))
     end
   end
   c.kubectl = c.kubectl or "kubectl"
+  local timeout, err = require("lunet.load.options").duration(c.timeout or DEFAULT_TIMEOUT, "--timeout")
+  if not timeout or timeout <= 0 then fail("%s", err or "--timeout must be more than 0") end
+  c.timeout = math.ceil(timeout)
   return c
 end
 
--- kubectl's command line for `words`, its stderr to `err_path`.
+-- kubectl's command line for `words`, its stderr to `err_path`. Every request has a time limit
+-- (kubectl's default is none: a server that accepts and never answers would hold collect).
 local function command_line(c, words, err_path)
   local parts = { sh(c.kubectl) }
-  for _, w in ipairs(words) do parts[#parts + 1] = sh(w) end
+  for i, w in ipairs(words) do
+    parts[#parts + 1] = sh(w)
+    if i == 1 then parts[#parts + 1] = sh("--request-timeout=" .. c.timeout .. "s") end
+  end
   return table.concat(parts, " ") .. " 2>" .. sh(err_path)
 end
 
@@ -61,10 +97,26 @@ local function start(c, words)
   return { pipe = io.popen(command_line(c, words, err_path), "r"), err_path = err_path, words = words }
 end
 
--- Waits for a started kubectl: its stdout, or raises naming what it was asked and quoting
--- what it said.
-local function finish(c, h)
-  local out = h.pipe:read("a")
+-- Reads what a started kubectl prints, block by block, into keep(block); by default all of it,
+-- up to M.MAX_LINE_BYTES.
+local function drain(h, keep)
+  local parts, size = {}, 0
+  keep = keep or function(block)
+    size = size + #block
+    if size <= M.MAX_LINE_BYTES then parts[#parts + 1] = block end
+  end
+  while true do
+    local block = h.pipe:read(1 << 16)
+    if not block then break end
+    keep(block)
+  end
+  return table.concat(parts), size > M.MAX_LINE_BYTES
+end
+
+-- Waits for a started kubectl: its stdout (through keep, when given), or raises naming what it
+-- was asked and quoting what it said.
+local function finish(c, h, keep)
+  local out, over = drain(h, keep)
   local _, _, code = h.pipe:close()
   local f = io.open(h.err_path, "rb")
   local err = f and f:read("a") or ""
@@ -76,6 +128,7 @@ local function finish(c, h)
     fail("'kubectl %s' failed (exit %s)%s", table.concat(h.words, " "), tostring(code),
       err ~= "" and (": " .. (#err > 2000 and (err:sub(1, 2000) .. "...") or err)) or " and said nothing")
   end
+  if over then fail("'kubectl %s' printed more than %d MiB", table.concat(h.words, " "), M.MAX_LINE_BYTES >> 20) end
   return out
 end
 
@@ -115,6 +168,9 @@ function M.pick(c, list)
     local meta = pod.metadata or {}
     local index = math.tointeger(tonumber((meta.annotations or {})[INDEX] or ""))
     if index and meta.name then
+      if not is_name(meta.name, true) then
+        fail("job %s index %d: its pod's name '%s' is not a Kubernetes name: not asked for its log", c.job, index, terminal_safe.line(tostring(meta.name)))
+      end
       local p = { name = meta.name, phase = (pod.status or {}).phase or "Unknown", created = meta.creationTimestamp or "", index = index }
       local held = by_index[index]
       p.tried = (held and held.tried or 0) + 1
@@ -133,21 +189,57 @@ function M.pick(c, list)
   return by_index
 end
 
--- The shard's result in a log: its last line that is not empty, which must be a JSON object
--- of type "Result". The text, or raises naming the index and the pod.
-local function result_line(c, p, log)
-  local last
-  for line in log:gmatch("[^\r\n]+") do
-    if line:find("%S") then last = line end
+-- A log read as it comes, keeping its last two lines that are not blank: { text }, or for a
+-- line over M.MAX_LINE_BYTES { text = its first 200 bytes, long = its length }. Memory is the
+-- longest line kept, however long the log.
+local function log_end()
+  local k = { lines = {} }
+  local parts, size, head = {}, 0, nil
+  local function line_done()
+    local line = head and { text = head, long = size } or { text = table.concat(parts) }
+    parts, size, head = {}, 0, nil
+    if line.long or line.text:find("%S") then k.lines[1], k.lines[2] = k.lines[2], line end
   end
+  local function add(piece)
+    size = size + #piece
+    if head then return end
+    parts[#parts + 1] = piece
+    if size > M.MAX_LINE_BYTES then head, parts = table.concat(parts):sub(1, 200), {} end
+  end
+  function k.feed(block)
+    local i = 1
+    while true do
+      local j, e = block:find("[\r\n]+", i)
+      add(block:sub(i, (j or #block + 1) - 1))
+      if not j then return end
+      line_done()
+      i = e + 1
+    end
+  end
+  function k.lines_at_end() line_done() return k.lines end
+  return k
+end
+
+-- What lunet load writes on stderr after the result line (a pod's log holds both streams).
+local AFTER_RESULT = "lunet load: thresholds crossed:"
+
+-- The shard's result in a log: its last line that is not blank, or the one before when that is
+-- lunet's own line after the result; a JSON object of type "Result". The text, or raises
+-- naming the index and the pod.
+local function result_line(c, p, lines)
+  local last = lines[2]
+  if last and not last.long and last.text:find(AFTER_RESULT, 1, true) == 1 and lines[1] then last = lines[1] end
   local what = string.format("job %s index %d (pod %s, %s)", c.job, p.index, p.name, p.phase)
   if not last then fail("%s: its log is empty: the shard printed no result line", what) end
-  last = last:gsub("^%s+", ""):gsub("%s+$", "")
-  local ok, t = pcall(json.decode, last)
-  if not ok or type(t) ~= "table" or t.type ~= "Result" then
-    fail("%s: the last line of its log is not a result line (lunet load --result-line): %s", what, #last > 200 and (last:sub(1, 200) .. "...") or last)
+  if last.long then
+    fail("%s: the last line of its log is over %d MiB (%d bytes), not a result line: %s...", what, M.MAX_LINE_BYTES >> 20, last.long, last.text)
   end
-  return last
+  local text = last.text:gsub("^%s+", ""):gsub("%s+$", "")
+  local ok, t = pcall(json.decode, text)
+  if not ok or type(t) ~= "table" or t.type ~= "Result" then
+    fail("%s: the last line of its log is not a result line (lunet load --result-line): %s", what, #text > 200 and (text:sub(1, 200) .. "...") or text)
+  end
+  return text
 end
 
 --- The sources merge takes, ordered by index: { name = "JOB index I (pod P)", text = LINE }.
@@ -160,14 +252,15 @@ function M.sources(c, pods)
       running[i] = start(c, scope(c, { "logs", pods[i].name }))
     end
     for i = first, math.min(first + PARALLEL_LOGS, pods.count) - 1 do
-      local ok, log = pcall(finish, c, running[i])
+      local kept = log_end()
+      local ok, log = pcall(finish, c, running[i], kept.feed)
       local p = pods[i]
       if not ok then
-        for j = i + 1, math.min(first + PARALLEL_LOGS, pods.count) - 1 do pcall(finish, c, running[j]) end
+        for j = i + 1, math.min(first + PARALLEL_LOGS, pods.count) - 1 do pcall(finish, c, running[j], function() end) end
         if type(log) == "table" and log.collect then fail("job %s index %d (pod %s, %s): %s", c.job, i, p.name, p.phase, log.collect) end
         error(log, 0)
       end
-      sources[#sources + 1] = { name = string.format("%s index %d (pod %s)", c.job, i, p.name), text = result_line(c, p, log) }
+      sources[#sources + 1] = { name = string.format("%s index %d (pod %s)", c.job, i, p.name), text = result_line(c, p, kept.lines_at_end()) }
     end
   end
   return sources

@@ -31,7 +31,15 @@ M.MAX_CONFIGMAP_BYTES = 900 * 1024
 M.MAX_SHARDS = 1000
 local MOUNT = "/lunet/script"
 
-local function usage_error(fmt, ...) error({ usage = string.format(fmt, ...) }, 0) end
+-- A usage error; the values in it are shown with their control bytes escaped (\x1b, \x0a): a
+-- name holding an escape sequence or a line break is shown, never obeyed on the terminal.
+local function usage_error(fmt, ...)
+  local args = table.pack(...)
+  for i = 1, args.n do
+    if type(args[i]) == "string" then args[i] = require("lunet.terminal_safe").line(args[i]) end
+  end
+  error({ usage = string.format(fmt, table.unpack(args, 1, args.n)) }, 0)
+end
 
 -- YAML ------------------------------------------------------------------------------------------
 -- A small emitter of our own: block mappings and sequences; every string double-quoted with
@@ -146,6 +154,7 @@ local RESERVED_EXTRA = {
   ["--start-at"] = "use --start-in", ["--result-line"] = "the Job asks for it",
   ["--out"] = "a file written in a pod is lost with it", ["-o"] = "a file written in a pod is lost with it",
   ["--summary-export"] = "lunet load collect --summary-export writes the merged one",
+  ["--report"] = "a file written in a pod is lost with it; lunet load collect --report writes the merged one",
 }
 
 --- The command line: { script, shards, image, namespace, start_in, files, name, cpu, memory,
@@ -234,12 +243,21 @@ end
 
 -- The ConfigMap's contents ---------------------------------------------------------------------------
 
-local function read_file(path, what)
+local function too_big(bytes)
+  usage_error("the script and its files come to %s KiB; a ConfigMap holds at most %d KiB here (Kubernetes' limit is 1 MiB for the whole object): make the data smaller, or put it in the image",
+    bytes and tostring(math.ceil(bytes / 1024)) or "more than 900", M.MAX_CONFIGMAP_BYTES // 1024)
+end
+
+-- A file's bytes, read no further than `room` allows (a huge file, or /dev/zero, is refused
+-- after that many bytes, not read whole first).
+local function read_file(path, what, room)
   local f, err = io.open(path, "rb")
   if not f then usage_error("cannot read %s: %s", what, tostring(err)) end
-  local text, rerr = f:read("a")
+  local text, rerr = f:read(math.max(room, 0) + 1)
   f:close()
-  if not text then usage_error("cannot read %s '%s': %s", what, path, tostring(rerr)) end
+  if rerr then usage_error("cannot read %s '%s': %s", what, path, tostring(rerr)) end
+  text = text or ""   -- nil: an empty file
+  if #text > room then too_big(nil) end
   return text
 end
 
@@ -253,7 +271,7 @@ function M.contents(c)
     check_key(key, path)
     if seen[key] then usage_error("two files named '%s' ('%s' and '%s'): a ConfigMap holds one of each name, beside the script in the pod", key, seen[key], path) end
     seen[key] = path
-    local text = read_file(path, what)
+    local text = read_file(path, what, M.MAX_CONFIGMAP_BYTES - bytes)
     local into, value = data, text
     if not utf8.len(text) then into, value = binary, base64(text) end   -- data holds UTF-8 text only
     into[#into + 1] = key
@@ -262,10 +280,7 @@ function M.contents(c)
   end
   add(c.script, c.key, "the script")
   for _, path in ipairs(c.files) do add(path, path:match("[^/]+$"), "--file") end
-  if bytes > M.MAX_CONFIGMAP_BYTES then
-    usage_error("the script and its files come to %d KiB; a ConfigMap holds at most %d KiB here (Kubernetes' limit is 1 MiB for the whole object): make the data smaller, or put it in the image",
-      math.ceil(bytes / 1024), M.MAX_CONFIGMAP_BYTES // 1024)
-  end
+  if bytes > M.MAX_CONFIGMAP_BYTES then too_big(bytes) end
   return { data = map(table.unpack(data)), binary = #binary > 0 and map(table.unpack(binary)) or nil, bytes = bytes }
 end
 

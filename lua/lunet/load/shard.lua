@@ -60,11 +60,14 @@ function M.vu_id(local_id, shard)
   return (local_id - 1) * shard.count + shard.index + 1
 end
 
+-- A value in an error, its control bytes escaped (\x1b): shown on a terminal, never obeyed.
+local function shown(v) return require("lunet.terminal_safe").line(tostring(v)) end
+
 --- `I/N` (the --shard option) as index, count; or nil and a message.
 function M.parse(text)
   local i, n = tostring(text):match("^(%d+)/(%d+)$")
   i, n = tonumber(i), tonumber(n)
-  if not i then return nil, "--shard takes I/N (shard I, from 0, of N), got '" .. tostring(text) .. "'" end
+  if not i then return nil, "--shard takes I/N (shard I, from 0, of N), got '" .. shown(text) .. "'" end
   local ok, err = M.check(i, n, "--shard")
   if not ok then return nil, err end
   return i, n
@@ -96,7 +99,7 @@ function M.parse_time(text)
   text = tostring(text)
   if text:match("^%d+%.?%d*$") then return tonumber(text) end
   local y, mo, d, h, mi, s, rest = text:match("^(%d%d%d%d)%-(%d%d)%-(%d%d)[Tt ](%d%d):(%d%d):(%d%d%.?%d*)(.*)$")
-  local bad = "--start-at takes an RFC 3339 time (2026-11-28T06:30:00Z) or epoch seconds, got '" .. text .. "'"
+  local bad = "--start-at takes an RFC 3339 time (2026-11-28T06:30:00Z) or epoch seconds, got '" .. shown(text) .. "'"
   if not y then return nil, bad end
   y, mo, d, h, mi, s = tonumber(y), tonumber(mo), tonumber(d), tonumber(h), tonumber(mi), tonumber(s)
   if mo < 1 or mo > 12 or d < 1 or d > 31 or h > 23 or mi > 59 or s >= 61 then return nil, bad end
