@@ -141,6 +141,44 @@ local function say(text)
 end
 M.say = say
 
+-- A message on standard error: what a document says in it (an operation id, a server's
+-- answer) shows its control bytes escaped, never obeyed by a terminal.
+local function complain(text)
+  if text:find("[\0-\8\11-\31\127\194]") then text = require("lunet.terminal_safe").text(text) end
+  io.stderr:write("lunet api: ", text, "\n")
+end
+
+-- Whether the call carries a credential the user gave: -a/--auth (alone or in a cluster such
+-- as -va), or an Authorization, Cookie or API-key header (an item, or a header parameter).
+local function credentials_given(passed, headers, opts)
+  local secrets = require "lunet.secrets"
+  local function secret(name) return name and (secrets.is_secret_name(name) or name:lower() == "cookie") end
+  for _, a in ipairs(passed) do
+    local long = a:match("^%-%-([%w-]+)")
+    if long == "auth" then return true end
+    if not long and a:match("^%-%w+$") then
+      for c in a:sub(2):gmatch(".") do if cli_args.SHORT[c] == "auth" then return true end end
+    end
+  end
+  for _, text in ipairs(headers) do if secret(text:match("^([^:]+):")) then return true end end
+  for name in pairs(opts.headers or {}) do if secret(name) then return true end end
+  return false
+end
+
+-- A fetched document naming a server on another host than its own gets the command line's
+-- credentials only when the user names that host with --base-url (as http.openapi does for a
+-- session's); else an error saying so, and false.
+local function host_named(api, own, passed, headers, opts)
+  local root = rawget(api, "_set").root_uri
+  local from = not own.base_url and root:match("^https?://") and url.origin(root)
+  local base = api:session().base_url
+  if not from or url.origin(base) == from or not credentials_given(passed, headers, opts) then return true end
+  local mask = require("lunet.secrets").mask_url
+  complain(string.format("the document from %s names its server %s, another host: credentials given on the command line " ..
+    "go only to a host you name: give --base-url %s to send them there", from, mask(url.origin(base)), mask(base)))
+  return false
+end
+
 local function list_operations(api)
   local ops = api:operations()
   local width = 0
@@ -154,10 +192,10 @@ end
 --- Runs `lunet api` with the words after `api`; the exit status.
 function M.main(argv)
   local words, own, passed = split(argv)
-  if not words then io.stderr:write("lunet api: ", own, "\n") return 2 end
+  if not words then complain(own) return 2 end
   if #words == 0 then io.stdout:write(M.USAGE, "\n") return own.help and 0 or 2 end
   local ok, api = pcall(require("lunet.openapi").open, words[1], { base_url = own.base_url, validate = not own.no_validate })
-  if not ok then io.stderr:write("lunet api: ", errors.describe(api), "\n") return 2 end
+  if not ok then complain(errors.describe(api)) return 2 end
   if own.check then return require("lunet.openapi.check").main(api, own, words) end
   if #words == 1 then
     if own.help then io.stdout:write(M.USAGE, "\n") end
@@ -166,18 +204,19 @@ function M.main(argv)
   local op = rawget(api, "_by_id")[words[2]]
   if not op then
     local near = require("lunet.suggest").closest(words[2], api:operation_ids())
-    io.stderr:write(string.format("lunet api: no operation '%s'%s (lunet api %s lists them)\n", words[2], near and ("; did you mean '" .. near .. "'?") or "", words[1]))
+    complain(string.format("no operation '%s'%s (lunet api %s lists them)", words[2], near and ("; did you mean '" .. near .. "'?") or "", words[1]))
     return 2
   end
   if own.help then say(op:help_text()) return 0 end
   local args, headers = arguments(api, op, table.move(words, 3, #words, 1, {}))
-  if not args then io.stderr:write("lunet api: ", headers, "\n") return 2 end
+  if not args then complain(headers) return 2 end
   local built, opts = pcall(require("lunet.openapi.call").request, api, op, args)
-  if not built then io.stderr:write("lunet api: ", errors.describe(opts), "\n") return 2 end   -- nothing was sent
+  if not built then complain(errors.describe(opts)) return 2 end   -- nothing was sent
+  if not host_named(api, own, passed, headers, opts) then return 2 end
   return require("lunet.cli.main").main(one_shot(api, opts, headers, passed), {
     on_response = function(r)
       local fine, problem = pcall(require("lunet.openapi.call").check_response, api, op, r)
-      if not fine then io.stderr:write("lunet api: ", errors.describe(problem), "\n") return 1 end
+      if not fine then complain(errors.describe(problem)) return 1 end
     end,
   })
 end

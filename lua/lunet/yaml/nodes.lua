@@ -87,8 +87,8 @@ function M.alias(P)
   local name = sub(s, at + 1, e)
   P.pos, P.alias_at = e + 1, at
   local a = P.anchors[name]
-  if a == nil then R.fail(P, at, "the alias *" .. name .. " names no anchor before it") end
-  if a == IN_PROGRESS then R.fail(P, at, "the alias *" .. name .. " is inside the node it names (a recursive structure has no JSON value)") end
+  if a == nil then R.fail(P, at, "the alias *" .. R.shown(name) .. " names no anchor before it") end
+  if a == IN_PROGRESS then R.fail(P, at, "the alias *" .. R.shown(name) .. " is inside the node it names (a recursive structure has no JSON value)") end
   return copy(P, a.value, at), a.text
 end
 
@@ -123,7 +123,7 @@ function M.put(P, t, where, merges, key, kind, value, at)
     return { value = value, at = at }
   end
   if where[key] then
-    local shown = string.format("%q", key):gsub("\\\n", "\\n")
+    local shown = string.format("%q", R.shown(key)):gsub("\\\n", "\\n")
     R.fail(P, at, string.format("duplicate key %s (first on line %d)", shown, R.line_of(P, where[key])))
   end
   where[key], t[key] = at, value

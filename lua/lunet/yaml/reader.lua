@@ -48,6 +48,15 @@ function M.fail(P, pos, problem)
     { line = line, column = column, position = position }), 0)
 end
 
+--- `text` from the document for a message: at most 100 bytes (cut at a character's start), so
+--- that an error quoting a 1 MB key or tag stays short.
+function M.shown(text)
+  if #text <= 100 then return text end
+  local cut = 100
+  while cut > 1 and (byte(text, cut + 1) or 0) >= 0x80 and byte(text, cut + 1) < 0xC0 do cut = cut - 1 end
+  return sub(text, 1, cut) .. string.format("... (%d bytes)", #text)
+end
+
 --- The line number of `pos`, for messages that name an earlier place ("first on line 3").
 function M.line_of(P, pos)
   return (M.where(P, pos))

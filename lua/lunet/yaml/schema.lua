@@ -87,13 +87,13 @@ function M.resolve_tag(P, written, at)
     local handle, suffix = written:match("^(![%w%-]*!)(.*)$")
     if not handle then handle, suffix = "!", sub(written, 2) end
     local prefix = P.tag_handles[handle]
-    if not prefix then R.fail(P, at, "the tag handle " .. handle .. " is not declared by a %TAG directive") end
+    if not prefix then R.fail(P, at, "the tag handle " .. R.shown(handle) .. " is not declared by a %TAG directive") end
     tag = prefix .. gsub(suffix, "%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
   end
   local name = sub(tag, 1, #CORE) == CORE and sub(tag, #CORE + 1)
   if name and KNOWN[name] then return name end
-  if name then R.fail(P, at, "the tag " .. written .. " is not supported (lunet.yaml reads the core schema: !!str, !!int, !!float, !!bool, !!null, !!map, !!seq, !!binary)") end
-  R.fail(P, at, "unknown tag " .. written .. ": lunet.yaml reads only the core schema's tags, an application's own tags have no JSON value")
+  if name then R.fail(P, at, "the tag " .. R.shown(written) .. " is not supported (lunet.yaml reads the core schema: !!str, !!int, !!float, !!bool, !!null, !!map, !!seq, !!binary)") end
+  R.fail(P, at, "unknown tag " .. R.shown(written) .. ": lunet.yaml reads only the core schema's tags, an application's own tags have no JSON value")
 end
 
 local function tagged_scalar(P, tag, text, at)
@@ -110,7 +110,7 @@ local function tagged_scalar(P, tag, text, at)
   if tag == "float" and type(v) == "number" then return math_type(v) == "integer" and v + 0.0 or v end
   if tag == "int" and math_type(v) == "float" and find(text, "^[-+0]?[%dxo]") and not find(text, "[.eEn]") then return v end   -- beyond 64 bits
   if tag == "map" or tag == "seq" then R.fail(P, at, "!!" .. tag .. " on a scalar") end
-  local shown = string.format("%q", text):gsub("\\\n", "\\n")
+  local shown = string.format("%q", R.shown(text)):gsub("\\\n", "\\n")
   R.fail(P, at, string.format("!!%s on %s, which is not a%s %s", tag, shown, tag == "int" and "n" or "", tag))
 end
 
