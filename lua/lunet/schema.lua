@@ -29,6 +29,13 @@
 -- keyword is in a document `load` returned; rule is that keyword ("minimum", or "false" for a
 -- false schema, "discriminator", "readOnly", ...). Values are read as schema/value.lua says:
 -- a Lua table with keys 1..n is an array, an unmarked empty table an object, 1.0 an integer.
+--
+-- Limits (schemas may come from servers): at most 1000 errors are listed, the list's `more`
+-- counting those past them; a schema nested over 1000 levels, a $ref chain over 2000 levels
+-- deep in one validation, a pattern over 20,000 NFA states, and patterns that together need
+-- over 4,000,000 NFA state visits in one validation (a DFA state per character, as
+-- [ab]*a[ab]{2000} makes) raise kind "schema": an error, never an answer. Messages write
+-- control bytes of names from the schema as \ddd and quote long patterns cut at 60 bytes.
 local errors = require "lunet.errors"
 local dialects = require "lunet.schema.dialects"
 local registry = require "lunet.schema.registry"
@@ -127,6 +134,7 @@ function Validator:validate(v)
     if self.st == nil then self.st = st end
   end
   st.busy, st.nerr, st.quiet, st.depth, st.nscope = true, 0, 0, 0, 0
+  st.regex_left, st.dropped = nil, 0
   if self.dyn.on and self.res then st.scope[1], st.nscope = self.res, 1 end
   local ok, held = pcall(self.root, v, st, nil)
   st.busy = false

@@ -102,11 +102,14 @@ end
 
 --- Whether number v is a multiple of d: exact for integers; for floats, within rounding of a
 --- whole quotient (0.0075 is a multiple of 0.0001), and by fmod when the quotient overflows.
+--- A quotient that rounds to 0 is a multiple only for v == 0 (1e-300 is no multiple of 1e308).
 local function multiple(v, d)
   if mtype(v) == "integer" and mtype(d) == "integer" then return v % d == 0 end
   local q = v / d
   if q == huge or q == -huge then return fmod(v, d) == 0 end
-  return math.abs(q - floor(q + 0.5)) < 1e-9
+  local whole = floor(q + 0.5)
+  if whole == 0 then return v == 0 end
+  return math.abs(q - whole) < 1e-9
 end
 
 local function number_arg(ctx, node, info, k)
@@ -259,7 +262,7 @@ local function string_handler(ctx, node, info, add)
     local where, src = ctx:where(info, "pattern"), node.pattern
     re = M.regex(ctx, src, where)
     slow[#slow + 1] = function(v, st)
-      if re:test(v) then return true end
+      if re:test(v, st) then return true end
       return fail(st, "pattern", where, show(v) .. " does not match the pattern " .. show(src))
     end
   end
@@ -272,7 +275,7 @@ local function string_handler(ctx, node, info, add)
   add("string", function(v, st)
     local n = #v
     if (max == nil or n <= max or length(v) <= max) and (min == nil or n >= min4 or length(v) >= min)
-      and (re == nil or re:test(v)) then
+      and (re == nil or re:test(v, st)) then
       return true
     end
     return report_all(slow, v, st)

@@ -139,9 +139,9 @@ local function conditional(ctx, node, info, add)
 end
 
 local function too_deep(where)
-  require("lunet.errors").raise("schema", string.format("validation entered the schema at %s more than %d " ..
-    "levels deep: a $ref cycle that consumes no input, or an instance nested too deep",
-    where == "" and "the root" or where, MAX_DEPTH))
+  require("lunet.errors").raise("schema", report.printable(string.format("validation entered the schema at %s " ..
+    "more than %d levels deep: a $ref cycle that consumes no input, or an instance nested too deep",
+    where == "" and "the root" or where, MAX_DEPTH)))
 end
 
 --- f, counted against MAX_DEPTH: for references that may recurse.

@@ -132,7 +132,7 @@ local function members(ctx, node, info, add)
       local key = type(k) == "string" and k or tostring(k)
       local matched = props[k] ~= nil
       for j = 1, npat do
-        if res[j]:test(key) then
+        if res[j]:test(key, st) then
           matched = true
           if ann then mark(ann, k) end
           if not pfns[j](pv, st, nil) then

@@ -10,7 +10,7 @@
 local parse = require "lunet.schema.regex_parse"
 local regex_lua = require "lunet.schema.regex_lua"
 
-local M = {}
+local M = { quote = parse.quote }
 
 local byte, find, codes, ulen = string.byte, string.find, utf8.codes, utf8.len
 
@@ -19,6 +19,11 @@ local byte, find, codes, ulen = string.byte, string.find, utf8.codes, utf8.len
 local SET, SPLIT, MATCH, BOL, EOL, WORDB, NWORDB, EPS = 1, 2, 3, 4, 5, 6, 7, 8
 local MAX_STATES = 20000   -- what {n,m} may expand to
 local MAX_DFA = 3000       -- cached DFA states per pattern before the cache starts over
+-- NFA states one validation (or one test without one) may visit building DFA states: a
+-- pattern such as [ab]*a[ab]{2000} makes a new DFA state of ~2000 NFA states at every
+-- character, and that work is refused past this bound (an error, never an answer).
+local MAX_WORK = 4000000
+M.MAX_WORK = MAX_WORK
 
 local Builder = {}
 Builder.__index = Builder
@@ -26,8 +31,8 @@ Builder.__index = Builder
 function Builder:state(op, a, b, set)
   local n = self.n + 1
   if n > MAX_STATES then
-    error(string.format("pattern %q is too large (over %d states once its repetitions are expanded)",
-      self.src, MAX_STATES), 0)
+    error(string.format("pattern %s is too large (over %d states once its repetitions are expanded)",
+      M.quote(self.src), MAX_STATES), 0)
   end
   self.n = n
   self.op[n], self.out1[n], self.out2[n], self.set[n] = op, a, b, set
@@ -100,13 +105,14 @@ function Regex:closure(kernel, at_start, at_end, prev_word, next_word)
   local mark, stack, sets = self.mark, self.stack, {}
   local gen = self.gen + 1
   self.gen = gen
-  local top, matched = 0, false
+  local top, matched, visited = 0, false, 0
   for i = #kernel, 1, -1 do top = top + 1; stack[top] = kernel[i] end
   while top > 0 do
     local s = stack[top]
     top = top - 1
     if mark[s] ~= gen then
       mark[s] = gen
+      visited = visited + 1
       local o = op[s]
       if o == SET then sets[#sets + 1] = s
       elseif o == MATCH then matched = true
@@ -119,7 +125,18 @@ function Regex:closure(kernel, at_start, at_end, prev_word, next_word)
       end
     end
   end
+  local meter = self.meter
+  local left = meter.regex_left - visited - #kernel
+  meter.regex_left = left
+  if left < 0 then self:too_costly() end
   return sets, matched
+end
+
+--- Raises kind "schema": the pattern would need more than MAX_WORK to answer.
+function Regex:too_costly()
+  require("lunet.errors").raise("schema", string.format("pattern %s needs too much work on this value " ..
+    "(over %d NFA states visited in one validation): a pattern whose repetitions make a new state at " ..
+    "every character", M.quote(self.src), MAX_WORK))
 end
 
 --- The DFA state for a kernel (sorted NFA states) and its flags, made once.
@@ -166,13 +183,20 @@ function Regex:final(d)
   return f
 end
 
+-- The work meter of a test made without a validation's state.
+local SOLO = {}
+
 --- Whether the pattern matches somewhere in s (a string; invalid UTF-8 is read byte by byte).
-function Regex:test(s)
+--- `meter` (a validation's state, optional) holds regex_left, the work left to all patterns.
+function Regex:test(s, meter)
   if self.any_lua then return find(s, self.lua) ~= nil end
   -- ASCII (most keys and values): bytes are code points, and a Lua pattern may do it all
   local len = ulen(s)
   local ascii = len == #s
   if ascii and self.lua then return find(s, self.lua) ~= nil end
+  if not meter then meter = SOLO; SOLO.regex_left = MAX_WORK end
+  if not meter.regex_left then meter.regex_left = MAX_WORK end
+  self.meter = meter
   local d = self.initial
   if ascii or not len then
     for i = 1, #s, 4 do

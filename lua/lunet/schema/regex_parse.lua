@@ -62,8 +62,14 @@ for c in ("^$\\.*+?()[]{}|/-"):gmatch(".") do SYNTAX[c:byte()] = true end
 local Parser = {}
 Parser.__index = Parser
 
+--- Pattern `src` quoted for a message: its first 60 bytes, then "..." when it is longer.
+function M.quote(src)
+  if #src > 60 then return string.format("%q...", src:sub(1, 60)) end
+  return string.format("%q", src)
+end
+
 function Parser:fail(why)
-  error(string.format("pattern %q: %s (at character %d)", self.src, why, self.i), 0)
+  error(string.format("pattern %s: %s (at character %d)", M.quote(self.src), why, self.i), 0)
 end
 
 function Parser:peek(k) return self.cp[self.i + (k or 0)] end
@@ -320,7 +326,7 @@ function M.parse(src)
   if type(src) ~= "string" then error("a pattern must be a string, got " .. type(src), 0) end
   local cp = {}
   local ok = utf8.len(src)
-  if not ok then error(string.format("pattern %q is not valid UTF-8", src), 0) end
+  if not ok then error(string.format("pattern %s is not valid UTF-8", M.quote(src)), 0) end
   for _, c in utf8.codes(src) do cp[#cp + 1] = c end
   local p = setmetatable({ src = src, cp = cp, i = 1 }, Parser)
   local tree = p:disjunction()

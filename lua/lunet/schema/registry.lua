@@ -49,10 +49,20 @@ function Registry:own_id(node, base, where)
   return bare, fragment ~= "" and fragment or nil
 end
 
+-- Subschemas nested in one another, at most: JSON and YAML documents lunet decodes are at most
+-- 1000 levels deep, so only a schema built in Lua goes past, and it fails here rather than
+-- overflowing the stack after building a location string per level (quadratic).
+local MAX_NESTING = 1000
+
 --- Records `node` (a schema) and every subschema under it: base URIs, resources, anchors.
-function Registry:walk(node, base, res, doc, pointer)
+--- `depth` (0 when absent) counts the schemas above node in this walk.
+function Registry:walk(node, base, res, doc, pointer, depth)
   if type(node) ~= "table" or self.info[node] then return end
+  depth = (depth or 0) + 1
   local where = doc.prefix .. pointer
+  if depth > MAX_NESTING then
+    self:fail("the schema is nested more than %d levels deep (at %s...)", MAX_NESTING, where:sub(1, 80))
+  end
   local new_base, name = self:own_id(node, base, where)
   if new_base and new_base ~= base then
     base = new_base
@@ -71,13 +81,13 @@ function Registry:walk(node, base, res, doc, pointer)
       local p = uri.child(pointer, k)
       local many = places.array[k] or (places.one_or_many[k] and value.is_array(v))
       if many then
-        for i, s in ipairs(v) do self:walk(s, base, res, doc, uri.child(p, i - 1)) end
+        for i, s in ipairs(v) do self:walk(s, base, res, doc, uri.child(p, i - 1), depth) end
       elseif places.single[k] or places.one_or_many[k] then
-        self:walk(v, base, res, doc, p)
+        self:walk(v, base, res, doc, p, depth)
       elseif places.map[k] or places.mixed_map[k] then
         for name_, s in pairs(v) do
           -- (walk skips a list of names: an array is no schema)
-          if type(name_) == "string" and not (type(s) == "table" and value.is_array(s)) then self:walk(s, base, res, doc, uri.child(p, name_)) end
+          if type(name_) == "string" and not (type(s) == "table" and value.is_array(s)) then self:walk(s, base, res, doc, uri.child(p, name_), depth) end
         end
       end
     end

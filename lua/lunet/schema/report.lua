@@ -11,15 +11,31 @@ local errors = require "lunet.errors"
 
 local M = {}
 
+--- `text` with its control bytes (ESC, CR, LF, ...) written as \ddd: names from a schema or a
+--- value that a message quotes as they are (schema locations) must not reach a terminal raw.
+local function escape_controls(c) return "\\" .. c:byte() end
+function M.printable(text)
+  return (text:gsub("[%c\127]", escape_controls))
+end
+
 --- Raises a schema error (kind "schema"): a schema lunet.schema cannot use, and why.
 function M.schema_error(message)
-  errors.raise("schema", "invalid schema: " .. message)
+  errors.raise("schema", "invalid schema: " .. M.printable(message))
 end
+
+-- Errors one validation lists; past them failures are only counted (the list's `more`), so a
+-- value with a million bad items costs no more memory than one with a thousand.
+local MAX_ERRORS = 1000
+M.MAX_ERRORS = MAX_ERRORS
 
 --- Records an error (when not quiet) and returns false, for `return fail(...)`.
 function M.fail(st, rule, schema_path, message)
   if st.quiet > 0 then return false end
   local n = st.nerr + 1
+  if n > MAX_ERRORS then
+    st.dropped = st.dropped + 1
+    return false
+  end
   st.nerr = n
   st.errors[n] = { rule = rule, schema_path = schema_path, message = message, segs = {} }
   return false
@@ -35,9 +51,11 @@ function M.nest(st, mark, seg)
 end
 
 --- The errors of a finished validation, as the API gives them: { path, schema_path, rule,
---- message }, path a JSON pointer into the instance (array items counted from 0).
+--- message }, path a JSON pointer into the instance (array items counted from 0); `more` is
+--- the number of errors past MAX_ERRORS that were not listed (absent when none were).
 function M.finish(st)
   local out = {}
+  if st.dropped > 0 then out.more = st.dropped end
   for i = 1, st.nerr do
     local e = st.errors[i]
     local segs, parts = e.segs, {}
