@@ -93,10 +93,11 @@ end
 -- frame's function by searching package.loaded, which made a failing iteration cost three
 -- passing ones when a server was down.
 local last_traceback
-local known_failures, known_full = {}, false
+local known_run   -- the run whose iteration is running (iterate says, at no cost a passing iteration notices)
 local function keep_traceback(e)
   local message = failure_message(e)
-  last_traceback = not known_full and not known_failures[message] and debug.traceback(message, 2) or nil
+  local run = known_run
+  last_traceback = run.failure_kinds < M.MAX_FAILURES and not run.failures[message] and debug.traceback(message, 2) or nil
   return e
 end
 
@@ -107,7 +108,7 @@ end
 function Run:iterate(sc, vu, fn, t0)
   t0 = t0 or now()
   vu.iteration = vu.iteration + 1
-  known_failures, known_full = self.failures, self.failure_kinds >= M.MAX_FAILURES
+  known_run = self
   local ok, err = xpcall(fn, keep_traceback, vu, self.data)
   local traceback = last_traceback
   if not ok and errors.is(err) and err.kind == "cancelled" and (sc.state.stopping or self.stopping or vu._wanted == false) then return end
