@@ -197,6 +197,12 @@ local function start_with(python, name, ...)
   return pipe, pid, port
 end
 
+--- A URL of httpbin (`base`, LUNET_HTTPBIN) whose /base64/ endpoint serves `text`: a document
+--- from a server, on httpbin's host (lunet.base64, in the URL alphabet httpbin decodes).
+function H.served_by_httpbin(base, text)
+  return base .. "/base64/" .. require("lunet.base64").encode(text):gsub("%+", "-"):gsub("/", "_")
+end
+
 function H.start_server(name, ...) return start_with("python3", name, ...) end
 
 --- The tests' virtual environment (scripts/venv, which scripts/test runs): its python3.

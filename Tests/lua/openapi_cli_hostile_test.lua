@@ -34,19 +34,8 @@ local function doc(server)
     } }
 end
 
-local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-local function base64url(s)
-  local out = {}
-  for i = 1, #s, 3 do
-    local a, b, c = s:byte(i, i + 2)
-    local n = (a << 16) | ((b or 0) << 8) | (c or 0)
-    for k = 3, 0, -1 do out[#out + 1] = B64:sub(((n >> (6 * k)) & 63) + 1, ((n >> (6 * k)) & 63) + 1) end
-    if not b then out[#out] = "="; out[#out - 1] = "=" elseif not c then out[#out] = "=" end
-  end
-  return table.concat(out)
-end
 -- httpbin's /base64/ serves what it decodes: a document from a server, httpbin's host.
-local function served(d) return BIN .. "/base64/" .. base64url(json.encode(d)) end
+local function served(d) return h.served_by_httpbin(BIN, json.encode(d)) end
 
 test("credentials from the command line are not sent to another host the fetched document names", function()
   local url = served(doc(ECHO .. "/api"))

@@ -38,17 +38,8 @@ test("a path parameter's bytes are percent-encoded: no dot segment, slash, query
   eq(api.x{ id = "." }.body:match("^GET (%S+) HTTP"), "/api/x/.%2E/y", "a label of a dot")
 end)
 
-local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-local function served(d)   -- httpbin's /base64/ serves what it decodes: a document from a server
-  local s, out = json.encode(d), {}
-  for i = 1, #s, 3 do
-    local a, b, c = s:byte(i, i + 2)
-    local n = (a << 16) | ((b or 0) << 8) | (c or 0)
-    for k = 3, 0, -1 do out[#out + 1] = B64:sub(((n >> (6 * k)) & 63) + 1, ((n >> (6 * k)) & 63) + 1) end
-    if not b then out[#out] = "="; out[#out - 1] = "=" elseif not c then out[#out] = "=" end
-  end
-  return BIN .. "/base64/" .. table.concat(out)
-end
+-- httpbin's /base64/ serves what it decodes: a document from a server
+local function served(d) return h.served_by_httpbin(BIN, json.encode(d)) end
 
 test("a document from one host naming another as its server: the session's credentials are not sent there", function()
   local d = doc(ECHO .. "/api", "/x", nil)

@@ -14,18 +14,8 @@ local HOSTILE = h.env("LUNET_HOSTILE")
 
 local function q(s) return "'" .. s:gsub("'", "'\\''") .. "'" end
 
-local B64 = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
-local function b64url(s)   -- httpbin's /base64/ serves what it decodes: a document from a server
-  local out = {}
-  for i = 1, #s, 3 do
-    local a, b, c = s:byte(i, i + 2)
-    local n = (a << 16) | ((b or 0) << 8) | (c or 0)
-    for k = 3, 0, -1 do out[#out + 1] = B64:sub(((n >> (6 * k)) & 63) + 1, ((n >> (6 * k)) & 63) + 1) end
-    if not b then out[#out] = "="; out[#out - 1] = "=" elseif not c then out[#out] = "=" end
-  end
-  return table.concat(out)
-end
-local function served(doc) return BIN .. "/base64/" .. b64url(json.encode(doc)) end
+-- httpbin's /base64/ serves what it decodes: a document from a server
+local function served(doc) return h.served_by_httpbin(BIN, json.encode(doc)) end
 
 local function doc_with(op)
   return { openapi = "3.0.3", info = { title = "t", version = "1" }, servers = { { url = BIN .. "/anything" } },
