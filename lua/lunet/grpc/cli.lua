@@ -39,7 +39,7 @@ local function usage(message) error({ usage = message }, 0) end
 -- A message on standard error: what a server put in it (grpc-message, a reflection error) shows
 -- its control bytes escaped (lunet.terminal_safe), never obeyed by a terminal.
 local function complain(text)
-  if text:find("[\0-\8\11-\31\127\194]") then text = require("lunet.terminal_safe").text(text) end
+  text = require("lunet.terminal_safe").text(text)   -- plain text passes unchanged, uncopied
   io.stderr:write("lunet grpc: ", text, "\n")
 end
 
