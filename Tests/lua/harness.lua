@@ -138,12 +138,22 @@ function H.read_file(path)
 end
 
 --- A new temporary file holding `content`; its path.
-function H.temp_file(content)
-  local path = H.tmpname()
+--- Writes `text` to `path` (made or replaced); returns the path.
+function H.write_file(path, text)
   local f = assert(io.open(path, "wb"))
-  f:write(content)
+  f:write(text)
   f:close()
   return path
+end
+
+function H.temp_file(content) return H.write_file(H.tmpname(), content) end
+
+--- A new empty directory, removed with the temporary files.
+function H.temp_dir()
+  local dir = H.tmpname()
+  os.remove(dir)
+  assert(os.execute("mkdir -p '" .. dir:gsub("'", "'\\''") .. "'"))
+  return dir
 end
 
 --- A file's length in bytes (its apparent size), or nil when there is none.

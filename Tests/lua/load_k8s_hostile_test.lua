@@ -21,18 +21,7 @@ local function writer()
   return w
 end
 
-local function new_dir()
-  local dir = h.tmpname()
-  os.remove(dir)
-  assert(os.execute("mkdir -p " .. q(dir)))
-  return dir
-end
-local function put(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-  return path
-end
+local new_dir, put = h.temp_dir, h.write_file   -- a new directory; files made in it
 local function exists(path) local f = io.open(path, "rb") if f then f:close() end return f ~= nil end
 
 local function k8s_run(args)

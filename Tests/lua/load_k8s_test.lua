@@ -30,19 +30,7 @@ local function k8s_run(args)
   return code, out:text(), err:text()
 end
 
--- A new directory; files made in it with `put`.
-local function new_dir()
-  local dir = h.tmpname()
-  os.remove(dir)
-  assert(os.execute("mkdir -p " .. q(dir)))
-  return dir
-end
-local function put(path, text)
-  local f = assert(io.open(path, "wb"))
-  f:write(text)
-  f:close()
-  return path
-end
+local new_dir, put = h.temp_dir, h.write_file   -- a new directory; files made in it
 
 -- The documents of a YAML stream as PyYAML reads them, through JSON; each ConfigMap gets `hex`:
 -- its files' bytes in hex (data as UTF-8, binaryData decoded), to compare byte for byte. Read
