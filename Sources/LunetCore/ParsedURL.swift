@@ -20,10 +20,26 @@ final class ParsedURL {
     let normalizedText: String
 
     /// nil when libcurl does not parse `text` (the transfer then gives libcurl the text, and
-    /// libcurl's own error names the problem, as before).
+    /// libcurl's own error names the problem, as before). The path is sent as written but for
+    /// its "." and ".." segments, removed as RFC 3986 §5.2.4 says: a percent-encoded dot
+    /// ("%2E%2E", which lunet writes for a path parameter of "..") is data, never a segment to
+    /// remove. libcurl 8 would remove those too (7.88 did not); lunet decides, so a URL is
+    /// sent the same whichever libcurl is loaded.
     init?(_ text: String) {
-        var normalized: UnsafeMutablePointer<CChar>?
-        guard let handle = text.withCString({ lunet_curl_url_parse($0, &normalized) }), let normalized else { return nil }
+        guard let handle = text.withCString({ lunet_curl_url_parse_as_is($0) }) else { return nil }
+        if let raw = lunet_curl_url_part(handle, CURLUPART_PATH) {
+            let path = String(cString: raw)
+            lunet_curl_free(raw)
+            let kept = URLReference.removeDotSegments(path)
+            if kept != path, kept.withCString({ lunet_curl_url_set_path(handle, $0) }) != 0 {
+                lunet_curl_url_free(handle)
+                return nil
+            }
+        }
+        guard let normalized = lunet_curl_url_part(handle, CURLUPART_URL) else {
+            lunet_curl_url_free(handle)
+            return nil
+        }
         self.text = text
         self.handle = handle
         self.normalized = normalized

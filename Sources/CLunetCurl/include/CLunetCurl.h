@@ -127,18 +127,30 @@ static inline void lunet_curl_free(void *p) { lunet_curl.free(p); }
 static inline CURLcode lunet_curl_easy_send(CURL *h, const void *p, size_t n, size_t *sent) { return lunet_curl.easy_send(h, p, n, sent); }
 static inline CURLcode lunet_curl_easy_recv(CURL *h, void *p, size_t n, size_t *got) { return lunet_curl.easy_recv(h, p, n, got); }
 /// A URL handle holding `url` parsed as libcurl parses CURLOPT_URL's text (the same flags:
-/// CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME), with the URL as libcurl writes it back in
-/// *normalized (free it with lunet_curl_free); NULL when it does not parse (then CURLOPT_URL
-/// reports the problem, as before). Free the handle with lunet_curl_url_free.
-static inline CURLU *lunet_curl_url_parse(const char *url, char **normalized) {
+/// CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) but with its path as written
+/// (CURLU_PATH_AS_IS): which dot segments go is lunet's decision, the same on every libcurl
+/// (libcurl 8 also removes percent-encoded ones, 7.88 only "." and ".."; ParsedURL.swift).
+/// NULL when it does not parse (then CURLOPT_URL reports the problem). Free it with
+/// lunet_curl_url_free.
+static inline CURLU *lunet_curl_url_parse_as_is(const char *url) {
     CURLU *u = lunet_curl.url();
     if (u == NULL) return NULL;
-    if (lunet_curl.url_set(u, CURLUPART_URL, url, CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME) != CURLUE_OK
-        || lunet_curl.url_get(u, CURLUPART_URL, normalized, 0) != CURLUE_OK) {
+    if (lunet_curl.url_set(u, CURLUPART_URL, url, CURLU_GUESS_SCHEME | CURLU_NON_SUPPORT_SCHEME | CURLU_PATH_AS_IS) != CURLUE_OK) {
         lunet_curl.url_cleanup(u);
         return NULL;
     }
     return u;
+}
+/// One part of a parsed URL as libcurl writes it (free it with lunet_curl_free); NULL when the
+/// URL has no such part.
+static inline char *lunet_curl_url_part(CURLU *u, CURLUPart part) {
+    char *text = NULL;
+    return lunet_curl.url_get(u, part, &text, 0) == CURLUE_OK ? text : NULL;
+}
+/// Replaces the path of a parsed URL with `path`, taken as it is (no encoding, no dot
+/// segments removed); 0, or -1 when libcurl refuses it.
+static inline int lunet_curl_url_set_path(CURLU *u, const char *path) {
+    return lunet_curl.url_set(u, CURLUPART_PATH, path, 0) == CURLUE_OK ? 0 : -1;
 }
 static inline void lunet_curl_url_free(CURLU *u) { lunet_curl.url_cleanup(u); }
 
