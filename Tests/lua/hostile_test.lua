@@ -48,7 +48,9 @@ end
 
 test("a body cut off mid-way (/truncated) is kind protocol", function()
   local e = timed_failure("protocol", "/truncated", function() http.get(HOSTILE .. "/truncated") end)
-  truthy(e.message:find("90 bytes remaining", 1, true), "the message says how much was missing: " .. e.message)
+  -- lunet's own words, the same on every libcurl (7.88 and 8.x word it differently).
+  truthy(e.message:find("the connection closed before the whole body arrived: 10 of 100 bytes, 90 missing", 1, true),
+    "the message says how much was missing: " .. e.message)
   healthy("truncated")
 end)
 

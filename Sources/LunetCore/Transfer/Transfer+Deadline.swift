@@ -17,9 +17,17 @@ extension Transfer {
             guard let self, self.state != .finished else { return }
             self.deadlineTimer = nil
             let waiting = self.state == .created || self.currentStatus == 0
-            let detail = waiting ? ": it was still waiting for a connection or a slot (http.limits per_host and total, a session's max_concurrent)" : ""
-            loop.abort(self, LunetError(.timeout, "the request did not complete within its timeout (\(Self.seconds(timeout)) s)\(detail)", url: self.currentURL))
+            loop.abort(self, LunetError(.timeout, Self.timedOut(after: timeout, waitingForConnection: waiting), url: self.currentURL))
         }
+    }
+
+    /// The message of a request that ran out of time, whether lunet's deadline or libcurl's
+    /// fired (libcurl 8 also times out a transfer still pending for a slot; 7.88 never does).
+    static func timedOut(after timeout: Double?, waitingForConnection waiting: Bool) -> String {
+        let words = timeout.map { "the request did not complete within its timeout (\(seconds($0)) s)" }
+            ?? "the request did not complete in time"
+        guard waiting else { return words }
+        return words + ": it was still waiting for a connection or a slot (http.limits per_host and total, a session's max_concurrent)"
     }
 
     /// The call is over (or its curl part is): the deadline has nothing left to bound.

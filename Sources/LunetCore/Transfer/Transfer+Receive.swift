@@ -75,7 +75,12 @@ extension Transfer {
                 digits += 1
                 i += 1
             }
-            if digits != 3 { code = 0 }
+            if digits != 3 || (i < end && b[i] != 0x20) {
+                // RFC 9112 §4: exactly three digits, then a space (or the line's end). libcurl 8
+                // reads "2000000" as 200 and 7.88 refuses it: lunet decides, the same on both.
+                abortReason = LunetError(.protocol, "the status line's code is not three digits", url: currentURL)
+                return 0   // any other count than n makes curl stop (CURLE_WRITE_ERROR)
+            }
             currentStatus = code
             reasonText = reasonPhrase(b, from: i, to: end, status: code)
             return n

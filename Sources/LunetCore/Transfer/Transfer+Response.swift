@@ -118,9 +118,10 @@ extension Transfer {
             let detail = message ?? String(cString: lunet_curl_easy_strerror(code))
             return LunetError(.protocol, "the reply is not HTTP/1.x or HTTP/2: \(detail)", url: currentURL)
         }
-        // libcurl 7.88 refuses a header line over 100 KB with "out of memory" and no detail.
-        if code == CURLE_OUT_OF_MEMORY && message == nil {
-            return LunetError(.protocol, "a response header line is larger than libcurl accepts (100 KB)", url: currentURL)
+        // libcurl 7.88 refuses a header line over 100 KB with "out of memory" and no detail (8.x
+        // with CURLE_TOO_LARGE): CurlErrorWords names it.
+        if (code == CURLE_OUT_OF_MEMORY || code == CurlErrorWords.tooLarge) && message == nil {
+            return LunetError(.protocol, CurlErrorWords.words(for: code), url: currentURL)
         }
         let detail = message ?? String(cString: lunet_curl_easy_strerror(code))
         if CurlErrorMapping.mayBeTheProxys(code),
@@ -128,7 +129,25 @@ extension Transfer {
             // libcurl's message names the address it could not reach, not that it was the proxy.
             return LunetError(.connect, "the proxy \(ProxyInEffect.shown(proxy)) could not be reached: \(detail)", url: currentURL)
         }
-        var e = LunetError(CurlErrorMapping.kind(of: code), detail, url: currentURL)
+        if code == CURLE_OPERATION_TIMEDOUT {
+            // No address picked yet: libcurl never began to connect (it held the transfer for a
+            // per-host or total slot).
+            var ip: UnsafeMutablePointer<CChar>? = nil
+            if let h = handle?.raw { _ = lunet_easy_getinfo_str(h, CURLINFO_PRIMARY_IP, &ip) }
+            let waiting = ip == nil || ip?.pointee == 0
+            let timeout = (request.options.timeout ?? 0) > 0 ? request.options.timeout : nil
+            return LunetError(.timeout, Self.timedOut(after: timeout, waitingForConnection: waiting) + " (libcurl: \(detail))", url: currentURL)
+        }
+        if code == CURLE_PARTIAL_FILE, let h = handle?.raw, let promised = headers["Content-Length"].flatMap({ Int64($0) }) {
+            // How much arrived, in lunet's words (libcurl words it differently in each version).
+            var got: curl_off_t = 0
+            _ = lunet_easy_getinfo_off(h, CURLINFO_SIZE_DOWNLOAD_T, &got)
+            let words = "\(CurlErrorWords.words(for: code)): \(got) of \(promised) bytes, \(promised - Int64(got)) missing"
+            var e = LunetError(.protocol, "\(words) (libcurl: \(detail))", url: currentURL)
+            e.connectionLost = true
+            return e
+        }
+        var e = LunetError(CurlErrorMapping.kind(of: code), CurlErrorWords.message(for: code, libcurlText: detail), url: currentURL)
         e.connectionLost = CurlErrorMapping.losesTheConnection(code)
         return e
     }
