@@ -1,6 +1,6 @@
 // swift-tools-version:6.1
 // lunet: a networking shell. Swift hosts Lua 5.4; libcurl moves the bytes.
-// Layers (each imports only those below it): C libraries -> CLunetCurl, CLunetLinux (the shims) ->
+// Layers (each imports only those below it): C libraries -> CLunetCurl, CLunetLinux, CLunetCodings (the shims) ->
 // LunetCore -> LunetLuaStack (the Lua stack from Swift, error objects) -> LunetCodecs (JSON, XML,
 // protobuf) -> LunetLua (the Lua host) -> front ends (the `lunet` executable, the `Lunet` library).
 // The Lua bridge, CLunetLua, sits beside the shims but only the Lua layers (LunetLuaStack and
@@ -40,6 +40,10 @@ let package = Package(
         // getrandom, sync_file_range, glibc's malloc tuning).
         .target(name: "CLunetCurl", dependencies: ["CCurl"], path: "Sources/CLunetCurl"),
         .target(name: "CLunetLinux", path: "Sources/CLunetLinux"),
+        // The codings shim: gzip, deflate, br and zstd through the system's libraries, opened with
+        // dlopen on first use (lunet removes a response's content codings itself: libcurl's
+        // handling of them differs between versions). No curl or Lua header.
+        .target(name: "CLunetCodings", path: "Sources/CLunetCodings"),
         // The Lua bridge: the trampoline Swift functions are called through, Lua macros as
         // functions, the state's allocator, protected calls and chunk loading (what the embedded
         // lua/ files are loaded with), the interrupt and deadline hooks. No curl header.
@@ -47,7 +51,7 @@ let package = Package(
         // The core: loop, transfers, sessions. Knows nothing of Lua: it cannot import CLunetLua.
         // Optimised in debug builds too: hashing 200 MB or decoding big JSON takes 30x longer
         // unoptimised, and the tests do both.
-        .target(name: "LunetCore", dependencies: ["CLunetCurl", "CLunetLinux"], swiftSettings: optimisedAlways),
+        .target(name: "LunetCore", dependencies: ["CLunetCurl", "CLunetLinux", "CLunetCodings"], swiftSettings: optimisedAlways),
         // Reading and writing the Lua stack from Swift without raising, and lunet's error objects:
         // what the codecs and the host share. It was part of LunetLua; it is a module of its own so
         // that the codecs can use it without importing the host. Small on purpose. LunetLua
@@ -96,7 +100,7 @@ let package = Package(
         // An example tool that embeds lunet (built and run by the tests).
         .executableTarget(name: "lunet-embed-example", dependencies: ["Lunet"], path: "Examples/embed-tool"),
 
-        .testTarget(name: "LunetCoreTests", dependencies: ["LunetCore", "CLunetCurl", "CLunetLinux"]),
+        .testTarget(name: "LunetCoreTests", dependencies: ["LunetCore", "CLunetCurl", "CLunetLinux", "CLunetCodings"]),
         // The codecs on bare Lua states: no host, so the runtime is linked here.
         .testTarget(name: "LunetCodecsTests", dependencies: ["LunetCodecs", "LunetLuaStack", "LunetCore", "CLunetLua"],
                     linkerSettings: [.linkedLibrary("lua5.4")]),

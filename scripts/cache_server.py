@@ -18,6 +18,14 @@ A reply is a JSON object; every member is optional:
               given or "length" is false (then the connection closes after the body)
   body        text (UTF-8)
   gzip        true: the body is sent gzip-compressed, with Content-Encoding: gzip
+  codings     ["deflate", "gzip", ...]: content codings applied to the body in order, named in
+              Content-Encoding in that order: "gzip", "deflate" (zlib-wrapped), "deflate-raw"
+              (raw deflate, named "deflate", as some servers send it), "zstd" (a frame of raw
+              blocks, window 2^zstd_window_log bytes, default 20), "garbage" (named "gzip",
+              bytes that are not gzip)
+  coding_label  the Content-Encoding value to send instead of the codings' names
+  drop_tail   N: the coded body's last N bytes are not sent (with "length": false, a body cut
+              short whose length nothing announced)
   ranges      true: a request with "Range: bytes=A-B" (one range; "A-", "-N" too) gets 206
               with Content-Range and those bytes of the body, unless its If-Range names
               another ETag
@@ -33,6 +41,7 @@ import socket
 import struct
 import sys
 import threading
+import zlib
 from http.server import BaseHTTPRequestHandler
 
 from loopback_server import serve
@@ -122,6 +131,14 @@ class Handler(BaseHTTPRequestHandler):
         if spec.get("gzip"):
             body = gzip.compress(body)
             headers.append(["Content-Encoding", "gzip"])
+        if spec.get("codings"):
+            labels = []
+            for name in spec["codings"]:
+                body, label = apply_coding(name, body, spec.get("zstd_window_log", 20))
+                labels.append(label)
+            headers.append(["Content-Encoding", spec.get("coding_label", ", ".join(labels))])
+        if spec.get("drop_tail"):
+            body = body[:-spec["drop_tail"]]
         if spec.get("ranges") and self.command == "GET":
             etag = next((v for k, v in headers if k.lower() == "etag"), None)
             if_range = self.headers.get("If-Range")
@@ -160,6 +177,36 @@ class Handler(BaseHTTPRequestHandler):
         if self.command != "HEAD" and status != 304:
             self.wfile.write(body)
         self.wfile.flush()
+
+
+def zstd_raw_frame(data, window_log):
+    """A zstd frame (RFC 8878 §3.1.1) of raw blocks: no compression, but a real frame whose
+    window descriptor says 2^window_log bytes (what a decoder must be ready to hold)."""
+    frame = struct.pack("<I", 0xFD2FB528)
+    frame += bytes([0x00, (window_log - 10) << 3])  # no content size, not single-segment; window
+    size = min(1 << window_log, 128 * 1024)
+    pieces = [data[i:i + size] for i in range(0, len(data), size)] or [b""]
+    for n, piece in enumerate(pieces):
+        last = 1 if n == len(pieces) - 1 else 0
+        header = last | (0 << 1) | (len(piece) << 3)  # block type 0: raw
+        frame += struct.pack("<I", header)[:3] + piece
+    return frame
+
+
+def apply_coding(name, body, window_log):
+    """(coded body, the name Content-Encoding gives it)."""
+    if name == "gzip":
+        return gzip.compress(body), "gzip"
+    if name == "deflate":
+        return zlib.compress(body), "deflate"
+    if name == "deflate-raw":
+        c = zlib.compressobj(wbits=-15)
+        return c.compress(body) + c.flush(), "deflate"
+    if name == "zstd":
+        return zstd_raw_frame(body, window_log), "zstd"
+    if name == "garbage":
+        return b"this is not gzip at all" + body, "gzip"
+    raise ValueError("unknown coding " + name)
 
 
 def main():

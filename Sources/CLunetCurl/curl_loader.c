@@ -57,26 +57,6 @@ static void register_fast_exit(void) {
 #endif
 }
 
-// The codings this libcurl decodes, as it lists them when CURLOPT_ACCEPT_ENCODING is "" (zlib's
-// two, then brotli, then zstd): the core sends that line in a request's own header list
-// (Transfer.configureHeaderList says why). Empty when it decodes nothing.
-static char accept_encodings[48];
-
-static void note_accept_encodings(void) {
-    const curl_version_info_data *info = lunet_curl.version_info(CURLVERSION_NOW);
-    if (!info) return;
-    const char *names[4];
-    int n = 0;
-    if (info->features & CURL_VERSION_LIBZ) { names[n++] = "deflate"; names[n++] = "gzip"; }
-    if (info->features & CURL_VERSION_BROTLI) names[n++] = "br";
-    if (info->features & CURL_VERSION_ZSTD) names[n++] = "zstd";
-    size_t used = 0;
-    for (int i = 0; i < n && used < sizeof accept_encodings; i++)
-        used += (size_t)snprintf(accept_encodings + used, sizeof accept_encodings - used, "%s%s", i ? ", " : "", names[i]);
-}
-
-const char *lunet_curl_accept_encodings(void) { return accept_encodings; }
-
 static int load_locked(void) {
     const char *name = library_name();
     // RTLD_LOCAL: its symbols stay out of the global namespace, so no other library of the
@@ -151,7 +131,6 @@ static int load_locked(void) {
         return -1;  // the library stays open: curl_global_init may have started something
     }
     lunet_curl = api;
-    note_accept_encodings();
     // Never dlclose'd: curl may keep threads (the resolver) and handlers of its own.
     return 0;
 }

@@ -19,12 +19,10 @@ public enum CurlGlobal {
     public static func preload() { lunet_curl_preload() }
     /// Waits for the preload thread, if one was started.
     public static func waitForPreload() { lunet_curl_preload_wait() }
-    /// "Accept-Encoding: deflate, gzip, br, zstd", the codings the loaded libcurl decodes
-    /// (Transfer.configureHeaderList sends it); nil when it decodes none. Read after libcurl has
-    /// loaded.
+    /// "Accept-Encoding: deflate, gzip, br, zstd", the codings lunet removes here
+    /// (ContentCodings.decodable; Transfer.configureHeaderList sends it); nil when it removes none.
     static let acceptEncodingLine: String? = {
-        let codings = String(cString: lunet_curl_accept_encodings())
-        return codings.isEmpty ? nil : "Accept-Encoding: " + codings
+        ContentCodings.decodable.isEmpty ? nil : "Accept-Encoding: " + ContentCodings.decodable.joined(separator: ", ")
     }()
     /// No proxy variable is set in the environment (libcurl 7.88 reads, for http and https:
     /// no_proxy, NO_PROXY, http_proxy, https_proxy, HTTPS_PROXY, all_proxy, ALL_PROXY). libcurl

@@ -1,8 +1,8 @@
-import CLunetLinux
+import CLunetCodings
 import Glibc
 
-/// gzip (RFC 1952) through the system's zlib, opened on first use (the Linux shim's
-/// gzip_bridge.c): gRPC's "gzip" message encoding. `body` gets the result's bytes, which live
+/// gzip (RFC 1952) through the system's zlib, opened on first use (the codings shim's
+/// gzip.c): gRPC's "gzip" message encoding. `body` gets the result's bytes, which live
 /// only while it runs (no copy into a Swift array).
 public enum Gzip {
     public static func compress<T>(_ input: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> T) -> Result<T, LunetError> {

@@ -74,8 +74,6 @@ void lunet_allow_fast_exit(void);
 void lunet_curl_preload(void);
 /// Waits for a preload thread to finish (main thread only; nothing if none was started).
 void lunet_curl_preload_wait(void);
-/// "deflate, gzip, br, zstd": the codings the loaded libcurl decodes, in its order ("" if none).
-const char *lunet_curl_accept_encodings(void);
 /// lunet_curl_load, or exit with the reason on standard error (for paths that cannot report).
 void lunet_curl_require(void);
 

@@ -27,12 +27,4 @@ void lunet_malloc_keep_heap_top(void);
 size_t lunet_malloc_usable_size(void *p);
 size_t lunet_malloc_in_use(void);
 
-/// gzip (RFC 1952) through the system's zlib, opened on first use (gzip_bridge.c). On
-/// LUNET_GZIP_OK, *out is a malloc'ed buffer of *outlen bytes the caller frees.
-enum { LUNET_GZIP_OK = 0, LUNET_GZIP_NO_ZLIB = 1, LUNET_GZIP_CORRUPT = 2, LUNET_GZIP_TOO_LARGE = 3, LUNET_GZIP_NO_MEMORY = 4 };
-int lunet_gzip(const void *in, size_t n, void **out, size_t *outlen);
-/// Decompresses a whole gzip member; more than `max` bytes out is LUNET_GZIP_TOO_LARGE, found
-/// before more than max + 1 bytes are held (a small bomb never grows past the limit).
-int lunet_gunzip(const void *in, size_t n, size_t max, void **out, size_t *outlen);
-
 #endif

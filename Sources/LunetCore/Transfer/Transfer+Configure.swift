@@ -111,7 +111,6 @@ extension Transfer {
     /// Decoding, progress, the head as sent, a file to write to.
     private func configureReporting(_ h: UnsafeMutableRawPointer, _ status: inout SetoptStatus) -> LunetError? {
         let me = Unmanaged.passUnretained(self).toOpaque()   // the other callbacks' data
-        if decodesBody { status.check(lunet_easy_setopt_str(h, CURLOPT_ACCEPT_ENCODING, "")) }
         if wantsProgress {
             status.check(lunet_easy_setopt_long(h, CURLOPT_NOPROGRESS, 0))
             status.check(lunet_easy_setopt_xferinfo(h, CURLOPT_XFERINFOFUNCTION, transferProgressCallback))
@@ -204,20 +203,18 @@ extension Transfer {
         LunetError(.argument, "a request option was refused: \(String(cString: lunet_curl_easy_strerror(code)))", url: currentURL)
     }
 
-    /// Whether curl decodes the body (CURLOPT_ACCEPT_ENCODING set): not for a file, which keeps
-    /// the bytes as sent, nor when the request says `decompress = false`.
+    /// Whether lunet removes the body's content codings (ContentDecoder; libcurl is never asked
+    /// to, CURLOPT_ACCEPT_ENCODING stays unset): not for a file, which keeps the bytes as sent,
+    /// nor when the request says `decompress = false`.
     var decodesBody: Bool { (request.options.decompress ?? true) && fileTarget == nil }
 
     /// The request's header lines, as a list curl reads while the transfer runs (always set,
     /// so that a reused handle never keeps the list of the transfer before).
     func configureHeaderList(_ handle: EasyHandle, _ loop: EventLoop, _ request: HTTPRequest, _ check: (CURLcode) -> Void) {
         let h = handle.raw
-        // The Accept-Encoding line curl would make for CURLOPT_ACCEPT_ENCODING "", made here, first
-        // in the list, so that it has the same place on the wire (right after Accept). curl
-        // writes its own through its printf a byte at a time, twice (into a string, then into the
-        // request): ~4k instructions of every request (concurrent benchmark, callgrind); a line
-        // of the list goes once. Decoding still follows CURLOPT_ACCEPT_ENCODING. (lunet's SigV4
-        // signature leaves Accept-Encoding out: AWSSigV4.swift.)
+        // The Accept-Encoding line names the codings lunet removes (ContentCodings.decodable),
+        // first in the list, where curl put its own for CURLOPT_ACCEPT_ENCODING (right after
+        // Accept). (lunet's SigV4 signature leaves Accept-Encoding out: AWSSigV4.swift.)
         var additions: UInt8 = 0
         if decodesBody, !request.decides(header: "Accept-Encoding"), CurlGlobal.acceptEncodingLine != nil { additions |= 1 }
         // curl would label a body it was not told the type of as a form; say what RFC 9110

@@ -22,28 +22,53 @@ extension Transfer {
             // lunet_curl_easy_pause(CONT) (consumerFinished). Nothing of it is written or queued now.
             return Int(CURL_WRITEFUNC_PAUSE)
         }
-        if let target = fileTarget, success {
-            if !target.hasBegun, let problem = target.begin(status: currentStatus, headers: headers) {
+        if !codingsJudged { judgeCodings() }
+        guard let decoder else {
+            if let problem = store(data, n, success) {
                 abortReason = problem
-                return 0
+                return 0   // any other count than n makes curl stop with CURLE_WRITE_ERROR
             }
-            if let problem = target.write(data, n) {
-                abortReason = problem
-                return 0
-            }
-            if streamChunks { queueChunk(data, n) }
             return n
+        }
+        var problem: LunetError?
+        switch decoder.decode(data, n, { piece, count in
+            problem = store(piece, count, success)
+            return problem == nil
+        }) {
+        case .decoded: return n
+        case .stopped: abortReason = problem
+        case .corrupt(let coding):
+            abortReason = LunetError(.protocol, "the body is not in the \(coding) coding its Content-Encoding names", url: currentURL)
+        case .outOfMemory: abortReason = LunetError(.io, "out of memory while removing the body's content coding", url: currentURL)
+        }
+        return 0
+    }
+
+    /// The first piece of a response's body: its content codings are removed here when the
+    /// request decodes bodies and lunet knows every coding listed (ContentDecoder).
+    private func judgeCodings() {
+        codingsJudged = true
+        if let codings = contentCodings, decodesBody { decoder = ContentDecoder(codings: codings) }
+    }
+
+    /// A piece of the body (decoded when it had content codings lunet removes): to the file of
+    /// a download, to the chunk consumer, or to memory under max_body.
+    private func store(_ data: UnsafeRawPointer, _ n: Int, _ success: Bool) -> LunetError? {
+        if let target = fileTarget, success {
+            if !target.hasBegun, let problem = target.begin(status: currentStatus, headers: headers) { return problem }
+            if let problem = target.write(data, n) { return problem }
+            if streamChunks { queueChunk(data, n) }
+            return nil
         }
         if streamChunks && success {
             queueChunk(data, n)
-            return n
+            return nil
         }
         if let maxBody, body.count + n > maxBody {
-            abortReason = LunetError(.tooLarge, "the body is larger than max_body (\(maxBody) bytes)", url: currentURL)
-            return 0  // any other count than n makes curl stop with CURLE_WRITE_ERROR
+            return LunetError(.tooLarge, "the body is larger than max_body (\(maxBody) bytes)", url: currentURL)
         }
         body.append(data, n)
-        return n
+        return nil
     }
 
     /// One header line from curl (curl hands them over whole). A status line starts a new
@@ -56,11 +81,7 @@ extension Transfer {
             // A new response starts (after a redirect, a 100 Continue, or a proxy's CONNECT).
             headerBlockEnded = false
             trailerLines?.removeAll()
-            if decodingSuspended, let h = easy {
-                // A new response (after a redirect): its codings are judged afresh.
-                _ = lunet_easy_setopt_long(h, CURLOPT_HTTP_CONTENT_DECODING, 1)
-                decodingSuspended = false
-            }
+            forgetCodings()   // a new response's codings are its own
             headerLines.removeAll()
             body.removeAll()
             // "HTTP/1.1 200 OK": the digits after the first space
@@ -100,31 +121,45 @@ extension Transfer {
         }
         headerLines.appendLine(data, end)
         let first = b[0] | 0x20
-        if first == 0x63 || first == 0x74 { passUnknownCodings(UnsafeBufferPointer(rebasing: b[0..<end])) }   // c, t
+        if first == 0x63 || first == 0x74 {   // c, t
+            if let problem = noteCodings(UnsafeBufferPointer(rebasing: b[0..<end])) {
+                abortReason = problem
+                return 0
+            }
+        }
         return n
     }
 
-    /// A `Content-Encoding` or `Transfer-Encoding` naming a coding libcurl cannot remove
-    /// (`x-custom`) would fail the transfer when the body arrives. Such a body is handed through
-    /// as received instead, every coding left on and the field intact (RFC 9110 §8.4: the
-    /// codings are the sender's statement of what was applied; the client may know what to do),
-    /// by turning libcurl's decoding off for this response. libcurl reads that option as each
-    /// piece of the body is written (7.88), after the header line was handed here. A mixed list
-    /// (`x-custom, gzip`) is handed through whole: libcurl cannot take off only some codings.
-    func passUnknownCodings(_ line: UnsafeBufferPointer<UInt8>) {
+    /// Keeps a `Content-Encoding` field's codings (removed as the body arrives, ContentDecoder)
+    /// and checks a `Transfer-Encoding` one: lunet never offers a transfer coding (it sends no
+    /// TE), so a response whose body has one other than chunked is refused, the same on every
+    /// libcurl (7.88 handed such a body through still coded; 8.x refuses it before the header
+    /// callback, CURLE_BAD_CONTENT_ENCODING, whose words CurlErrorWords gives).
+    func noteCodings(_ line: UnsafeBufferPointer<UInt8>) -> LunetError? {
         // Most lines are not these two: a colon after 16 or 17 bytes ("content-encoding",
         // "transfer-encoding") rules them out, looked at in place (no search, no String). A name
         // of that length that is one of the two has no colon before it.
         let colon = line.count > 16 && line[16] == 0x3A ? 16 : line.count > 17 && line[17] == 0x3A ? 17 : 0
-        guard colon != 0, !decodingSuspended, let h = easy else { return }
+        guard colon != 0 else { return nil }
         let name = String(decoding: UnsafeBufferPointer(rebasing: line[..<colon]), as: UTF8.self).lowercased()
-        // (Without decompress libcurl decodes no content coding, and turning it off changes nothing.)
-        guard name == "transfer-encoding" || name == "content-encoding" else { return }
+        guard name == "transfer-encoding" || name == "content-encoding" else { return nil }
         let value = String(decoding: UnsafeBufferPointer(rebasing: line[(colon + 1)...]), as: UTF8.self)
-        guard ContentCodings.namesUnknown(value, known: ContentCodings.removable) else { return }
-        _ = lunet_easy_setopt_long(h, CURLOPT_HTTP_CONTENT_DECODING, 0)
-        decodingSuspended = true
-        handleProfile = nil      // the handle is reset after this transfer, not reused as it is
+        if name == "content-encoding" {
+            // Several fields make one list (RFC 9110 §5.3).
+            contentCodings = contentCodings.map { $0 + "," + value } ?? value
+            return nil
+        }
+        let bodiless = (hop ?? request).method == "HEAD" || currentStatus < 200 || currentStatus == 204 || currentStatus == 304
+        guard !bodiless, ContentCodings.namesUnknown(value, known: ["chunked", "identity"]) else { return nil }
+        return LunetError(.protocol, "\(CurlErrorWords.words(for: CURLE_BAD_CONTENT_ENCODING)): Transfer-Encoding names a coding other than chunked, which lunet never asks for",
+                          url: currentURL)
+    }
+
+    /// The codings of the response before are gone (a redirect's, a 100 Continue's).
+    func forgetCodings() {
+        contentCodings = nil
+        decoder = nil
+        codingsJudged = false
     }
 }
 

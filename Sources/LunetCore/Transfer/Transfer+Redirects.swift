@@ -54,7 +54,7 @@ extension Transfer {
         trailerLines = nil
         currentStatus = 0
         headerBlockEnded = false
-        decodingSuspended = false
+        forgetCodings()
         reasonText = nil
         abortReason = nil
         handleProfile = nil

@@ -96,6 +96,12 @@ extension Transfer {
             e.connectionLost = true
             return e
         }
+        if let decoder, !decoder.complete {
+            // The connection closed where the coded data may not end (no Content-Length to say so).
+            var e = LunetError(.protocol, "the body was cut short: its \(decoder.unfinishedCoding ?? "content") coding ends before its end", url: currentURL)
+            e.connectionLost = true
+            return e
+        }
         return nil
     }
 

@@ -57,9 +57,11 @@ public final class Transfer {
     /// reports success for a reply cut off inside its headers (status 200, no fields, no body):
     /// a transfer that ends without it failed (EventLoop checks).
     var headerBlockEnded = false
-    /// libcurl's decoding is off for the response being received: it names a coding libcurl
-    /// cannot remove, so its body is handed through as it arrived (`passUnknownCodings`).
-    var decodingSuspended = false
+    /// The current response's `Content-Encoding` list (nil: none), its decoder once the body
+    /// begins (nil: nothing lunet removes), and whether that was decided (Transfer+Receive).
+    var contentCodings: String?
+    var decoder: ContentDecoder?
+    var codingsJudged = false
 
     // MARK: downloads, uploads, progress
 

@@ -1,38 +1,10 @@
-// gzip (RFC 1952) through the system's zlib, opened with dlopen on first use as libcurl and
-// readline are: libz.so.1 is there wherever libcurl is (it links it), and a program that never
-// compresses never loads anything. zlib.h gives the z_stream layout only; every call goes
-// through a pointer found with dlsym. gRPC's "gzip" message encoding uses it (lua/lunet/grpc).
-#include "CLunetLinux.h"
-#include <dlfcn.h>
-#include <pthread.h>
+// gzip (RFC 1952) of a whole buffer, both ways, through the system's zlib (libraries.c). gRPC's
+// "gzip" message encoding uses it (lua/lunet/grpc); response bodies are decoded as they arrive
+// by decoder.c instead.
+#include "CLunetCodings.h"
+#include "libraries.h"
 #include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
-
-static struct {
-    int (*deflateInit2_)(z_streamp, int, int, int, int, int, const char *, int);
-    int (*deflate)(z_streamp, int);
-    int (*deflateEnd)(z_streamp);
-    int (*inflateInit2_)(z_streamp, int, const char *, int);
-    int (*inflate)(z_streamp, int);
-    int (*inflateEnd)(z_streamp);
-    const char *(*zlibVersion)(void);
-    int ready;
-} z;
-static pthread_once_t z_once = PTHREAD_ONCE_INIT;
-
-static void z_load(void) {
-    void *lib = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) return;
-    z.deflateInit2_ = (int (*)(z_streamp, int, int, int, int, int, const char *, int))dlsym(lib, "deflateInit2_");
-    z.deflate = (int (*)(z_streamp, int))dlsym(lib, "deflate");
-    z.deflateEnd = (int (*)(z_streamp))dlsym(lib, "deflateEnd");
-    z.inflateInit2_ = (int (*)(z_streamp, int, const char *, int))dlsym(lib, "inflateInit2_");
-    z.inflate = (int (*)(z_streamp, int))dlsym(lib, "inflate");
-    z.inflateEnd = (int (*)(z_streamp))dlsym(lib, "inflateEnd");
-    z.zlibVersion = (const char *(*)(void))dlsym(lib, "zlibVersion");
-    z.ready = z.deflateInit2_ && z.deflate && z.deflateEnd && z.inflateInit2_ && z.inflate && z.inflateEnd && z.zlibVersion;
-}
 
 // Grows *buf (capacity *cap) to hold at least `need` bytes; 0, or -1 out of memory.
 static int grow(unsigned char **buf, size_t *cap, size_t need) {
@@ -47,8 +19,9 @@ static int grow(unsigned char **buf, size_t *cap, size_t need) {
 }
 
 int lunet_gzip(const void *in, size_t n, void **out, size_t *outlen) {
-    pthread_once(&z_once, z_load);
-    if (!z.ready) return LUNET_GZIP_NO_ZLIB;
+    const struct lunet_zlib *zp = lunet_zlib();
+    if (!zp) return LUNET_GZIP_NO_ZLIB;
+    const struct lunet_zlib z = *zp;
     z_stream s;
     memset(&s, 0, sizeof s);
     // 15 + 16: a gzip header and trailer around the deflate stream.
@@ -74,8 +47,9 @@ int lunet_gzip(const void *in, size_t n, void **out, size_t *outlen) {
 }
 
 int lunet_gunzip(const void *in, size_t n, size_t max, void **out, size_t *outlen) {
-    pthread_once(&z_once, z_load);
-    if (!z.ready) return LUNET_GZIP_NO_ZLIB;
+    const struct lunet_zlib *zp = lunet_zlib();
+    if (!zp) return LUNET_GZIP_NO_ZLIB;
+    const struct lunet_zlib z = *zp;
     z_stream s;
     memset(&s, 0, sizeof s);
     if (z.inflateInit2_(&s, 15 + 16, z.zlibVersion(), (int)sizeof s) != Z_OK) return LUNET_GZIP_CORRUPT;
