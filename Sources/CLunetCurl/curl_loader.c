@@ -57,6 +57,12 @@ static void register_fast_exit(void) {
 #endif
 }
 
+const char *lunet_curl_library_path(void) {
+    Dl_info where;
+    if (!loaded || dladdr((void *)lunet_curl.version, &where) == 0 || where.dli_fname == NULL) return "";
+    return where.dli_fname;
+}
+
 static int load_locked(void) {
     const char *name = library_name();
     // RTLD_LOCAL: its symbols stay out of the global namespace, so no other library of the

@@ -9,6 +9,13 @@ public enum CurlErrorMapping {
         code == CURLE_GOT_NOTHING || code == CURLE_RECV_ERROR || code == CURLE_SEND_ERROR || code == CURLE_PARTIAL_FILE
     }
 
+    /// A failure that, on a connection reused from an earlier request and before any of the
+    /// response arrived, means that connection was gone: libcurl 8 reports a pooled HTTP/2
+    /// connection the server closed as a framing error (Transfer.error(for:) checks the rest).
+    public static func mayMeanAReusedConnectionWasGone(_ code: CURLcode) -> Bool {
+        code == CURLE_HTTP2 || code == CURLE_HTTP2_STREAM
+    }
+
     /// A failure that, with a proxy in use, happened at the proxy: with one, libcurl connects to
     /// the proxy and never to the server (the server's name is the proxy's to resolve), so a
     /// connection that could not be made, a proxy name that did not resolve and a proxy

@@ -242,16 +242,19 @@ public final class EventLoop {
     }
 
     /// Takes a transfer that has not ended out of curl, and its connection with it when no
-    /// other transfer shares it. The server must learn that no one waits for the answer: on
-    /// HTTP/1.1 libcurl closes such a connection itself, but an HTTP/2 stream it stops is reset
-    /// only in a frame that waits for the connection's next write (libcurl 7.88, curl issue
-    /// 17611), which never comes on a connection left idle: a gRPC server went on with a
-    /// cancelled call. A connection other transfers still use stays open (libcurl closes it
-    /// only when its last transfer leaves), and their frames carry the reset.
+    /// other transfer shares it and the loaded libcurl would not tell the server. The server
+    /// must learn that no one waits for the answer: on HTTP/1.1 libcurl closes such a
+    /// connection itself, but from 7.88 to 8.14 an HTTP/2 stream it stops is reset only in a
+    /// frame that waits for the connection's next write (curl issue 17611,
+    /// CurlQuirks.streamResetWaits), which never comes on a connection left idle: a gRPC server
+    /// went on with a cancelled call. A connection other transfers still use stays open
+    /// (libcurl closes it only when its last transfer leaves), and their frames carry the reset.
+    /// From 8.15 libcurl sends the reset at once and the connection is kept for the next call.
     private func stopEarly(_ t: Transfer, _ h: EasyHandle) {
-        _ = lunet_easy_setopt_long(h.raw, CURLOPT_FORBID_REUSE, 1)
+        if Self.streamResetWaits { _ = lunet_easy_setopt_long(h.raw, CURLOPT_FORBID_REUSE, 1) }
         release(t, h, keeping: nil)
     }
+    private static let streamResetWaits = CurlQuirks.streamResetWaits(CurlQuirks.loadedVersion)
 
     /// Cancels every transfer in flight (a host that closes) and drops pending timers.
     public func cancelAll() {

@@ -41,6 +41,8 @@ case .help:
     leave(0)
 case .version:
     print("lunet \(LunetCore.Lunet.version) (\(LuaHost.luaRelease)) \(CurlGlobal.version)")
+    // Which libcurl, which flavour, what it gives (docs/libcurl.md).
+    if case .success(let info) = LibcurlInfo.loaded() { print(info.summary) }
     leave(0)
 default:
     break

@@ -28,3 +28,27 @@ private func curl_easy_strerror_for_test(_ raw: UInt32) -> UnsafePointer<CChar> 
     CurlGlobal.initialize()
     return lunet_curl_easy_strerror(CURLcode(rawValue: raw))
 }
+
+/// libcurl's faults that lunet works around only on the versions that have them.
+final class CurlQuirksTests: XCTestCase {
+    func testEachWorkaroundAppliesToTheVersionsWithTheFaultOnly() {
+        XCTAssertTrue(CurlQuirks.h2cReuseBroken(0x075801))    // 7.88.1, Debian 12
+        XCTAssertFalse(CurlQuirks.h2cReuseBroken(0x080000))   // fixed in 8.0.0
+        XCTAssertFalse(CurlQuirks.h2cReuseBroken(0x080E01))   // 8.14.1, bookworm-backports
+        XCTAssertFalse(CurlQuirks.h2cReuseBroken(0), "a libcurl that cannot say")
+        XCTAssertFalse(CurlQuirks.streamResetWaits(0x075700))  // 7.87.0 sent it at once
+        XCTAssertTrue(CurlQuirks.streamResetWaits(0x075801))
+        XCTAssertTrue(CurlQuirks.streamResetWaits(0x080E01))   // 8.14.1 still holds it back
+        XCTAssertFalse(CurlQuirks.streamResetWaits(0x080F00))  // fixed in 8.15.0
+    }
+
+    func testTheLoadedLibcurlSaysWhatItIs() throws {
+        let info = try LibcurlInfo.loaded().get()
+        XCTAssertEqual(info.number >> 16, UInt32(info.version.split(separator: ".").first.flatMap { UInt32($0) } ?? 99))
+        XCTAssertTrue(info.line.hasPrefix("libcurl/\(info.version)"), info.line)
+        XCTAssertTrue(["OpenSSL", "GnuTLS"].contains(info.flavour), info.tls)
+        XCTAssertTrue(info.path.contains("libcurl"), info.path)
+        XCTAssertTrue(info.http2, "Debian's libcurls have HTTP/2")
+        XCTAssertTrue(info.summary.contains("libcurl \(info.version) (\(info.tls)) from \(info.path)"), info.summary)
+    }
+}

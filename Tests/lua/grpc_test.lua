@@ -97,6 +97,30 @@ test("a deadline: sent as grpc-timeout, enforced here, and the server sees the c
   eq(g:call("greet.Greeter/Stats", {}).cancelled_count, before + 2, "the server saw both calls cancelled")
 end)
 
+test("a call cancelled alone on its connection: the server sees it at once; the connection is kept where libcurl resets the stream itself", function()
+  -- libcurl 7.88 to 8.14 hold the RST_STREAM back (curl issue 17611): lunet closes the
+  -- connection, and the next call opens another. From 8.15 the reset goes at once and the
+  -- connection stays for the next call.
+  local v = http.libcurl().version_num
+  local holds_reset_back = v >= 0x075800 and v < 0x080F00
+  local g = client()
+  local before = g:call("greet.Greeter/Stats", {}).cancelled_count or 0
+  local t = g:call_async("greet.Greeter/Slow", { ms = 3000 })
+  task.sleep(0.2)
+  t:cancel()
+  truthy(not pcall(t.await, t), "the call ended cancelled")
+  local t0 = require("lunet.core").now()
+  local stats, r = g:call("greet.Greeter/Stats", {})
+  eq(r.connections_opened, holds_reset_back and 1 or 0,
+    "libcurl " .. http.libcurl().version .. (holds_reset_back and ": the cancelled call's connection was closed" or ": it was kept"))
+  while (stats.cancelled_count or 0) == before and require("lunet.core").now() - t0 < 2 do
+    task.sleep(0.05)
+    stats = g:call("greet.Greeter/Stats", {})
+  end
+  eq(stats.cancelled_count or 0, before + 1, "the server saw the call cancelled")
+  truthy(require("lunet.core").now() - t0 < 1, "at once, not when the server's 3 s were up")
+end)
+
 test("a call cancelled beside another on the same connection: the other goes on, the server sees the cancel", function()
   local g = client()
   local before = g:call("greet.Greeter/Stats", {}).cancelled_count or 0

@@ -333,6 +333,10 @@ function http.stats()
   return { transfers = core.live_transfers() }
 end
 
+--- What the loaded libcurl is and gives (docs/libcurl.md): { version, version_num, tls,
+--- flavour, http2, http3, quic, websocket, path, line, codings }. Opens libcurl.
+function http.libcurl() return core.libcurl() end
+
 --- An API from its OpenAPI document (docs/openapi.md): lunet.openapi.
 function http.openapi(source, opts) return require("lunet.openapi").open(source, opts) end
 

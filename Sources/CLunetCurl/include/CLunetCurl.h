@@ -100,6 +100,13 @@ static inline unsigned int lunet_curl_version_num(void) {
     const curl_version_info_data *info = lunet_curl.version_info(CURLVERSION_NOW);
     return info ? info->version_num : 0;
 }
+/// What the loaded libcurl was built with (LibcurlInfo.swift reads it; NULL before it loads).
+static inline const curl_version_info_data *lunet_curl_info(void) { return lunet_curl.version_info(CURLVERSION_NOW); }
+/// Its feature bits as plain ints for Swift.
+static inline int lunet_curl_feature_http2(void) { return CURL_VERSION_HTTP2; }
+static inline int lunet_curl_feature_http3(void) { return CURL_VERSION_HTTP3; }
+/// The file the loaded libcurl came from (dladdr), "" when it cannot say.
+const char *lunet_curl_library_path(void);
 static inline CURLM *lunet_curl_multi_init(void) { return lunet_curl.multi_init(); }
 static inline CURLMcode lunet_curl_multi_cleanup(CURLM *m) { return lunet_curl.multi_cleanup(m); }
 static inline CURLMcode lunet_curl_multi_add_handle(CURLM *m, CURL *h) { return lunet_curl.multi_add_handle(m, h); }

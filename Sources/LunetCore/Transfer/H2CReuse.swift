@@ -12,10 +12,7 @@ import Glibc
 /// Upgrade, which an h2c-only server refuses: the origin is forgotten, and the next request
 /// opens a connection with prior knowledge again. With libcurl 8 nothing here applies.
 enum H2CReuse {
-    static let broken: Bool = {
-        let n = lunet_curl_version_num()
-        return n != 0 && n < 0x080000
-    }()
+    static let broken: Bool = CurlQuirks.h2cReuseBroken(CurlQuirks.loadedVersion)
 
     /// The origins whose h2c connection answered, behind a lock: every loop's transfers use it.
     private final class Origins: @unchecked Sendable {

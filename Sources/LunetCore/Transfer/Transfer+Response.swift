@@ -153,6 +153,19 @@ extension Transfer {
             e.connectionLost = true
             return e
         }
+        if CurlErrorMapping.mayMeanAReusedConnectionWasGone(code), currentStatus == 0, let h = handle?.raw {
+            // libcurl 8 sends on a pooled HTTP/2 connection the server has since closed (a
+            // restart) and reports a framing error; 7.88 fell back to HTTP/1.1 there. Nothing of
+            // a response came and no connection was opened for this request: the connection was
+            // lost, as libcurl itself says of a reused HTTP/1.1 one (a caller may try again).
+            var connects = 0
+            _ = lunet_easy_getinfo_long(h, CURLINFO_NUM_CONNECTS, &connects)
+            if connects == 0 {
+                var e = LunetError(.protocol, "the connection, reused from an earlier request, closed before a response began (libcurl: \(detail))", url: currentURL)
+                e.connectionLost = true
+                return e
+            }
+        }
         var e = LunetError(CurlErrorMapping.kind(of: code), CurlErrorWords.message(for: code, libcurlText: detail), url: currentURL)
         e.connectionLost = CurlErrorMapping.losesTheConnection(code)
         return e

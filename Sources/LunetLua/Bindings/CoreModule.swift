@@ -23,7 +23,7 @@ enum CoreModule {
             ("response_trailers", ResponseBinding.trailers), ("response_field", ResponseBinding.field),
             ("response_body", ResponseBinding.body), ("response_text", ResponseBinding.text),
             ("response_json", ResponseBinding.json), ("response_xml", ResponseBinding.xml), ("response_protobuf", ResponseBinding.protobuf), ("response_request", ResponseBinding.request),
-            ("version", version), ("isatty", isatty), ("fd_kind", TerminalBinding.fdKind), ("read_secret", TerminalBinding.readSecret), ("response_download", ResponseBinding.download),
+            ("version", version), ("libcurl", libcurl), ("isatty", isatty), ("fd_kind", TerminalBinding.fdKind), ("read_secret", TerminalBinding.readSecret), ("response_download", ResponseBinding.download),
             ("cache_new", CacheBinding.new), ("cache_rule", CacheBinding.rule), ("cache_stats", CacheBinding.stats),
             ("cache_clear", CacheBinding.clear), ("cache_purge", CacheBinding.purge), ("cache_entries", CacheBinding.entries),
             ("response_cache", ResponseBinding.cacheStatus),
@@ -161,6 +161,35 @@ enum CoreModule {
         if s.type(1) == LUA_TBOOLEAN && !s.bool(1) { return 1 }
         s.push(CurlGlobal.version)
         return 2
+    }
+
+    /// core.libcurl() -> a table of what the loaded libcurl is and gives (LibcurlInfo; opens
+    /// libcurl): version, version_num, tls, flavour, http2, http3, quic, websocket, path, line,
+    /// codings (the content codings lunet removes, a list). Raises kind io when it cannot open.
+    static let libcurl: lunet_SwiftFunction = { L in
+        let s = LuaStack(L!)
+        switch LibcurlInfo.loaded() {
+        case .failure(let e): return LuaErrorObject.raise(L!, e.kind, e.message)
+        case .success(let i):
+            s.newTable()
+            s.set(-1, "version", i.version)
+            s.set(-1, "version_num", Int(i.number))
+            s.set(-1, "tls", i.tls)
+            s.set(-1, "flavour", i.flavour)
+            s.set(-1, "http2", i.http2)
+            s.set(-1, "http3", i.http3)
+            s.set(-1, "quic", i.quic)
+            s.set(-1, "websocket", i.websocket)
+            s.set(-1, "path", i.path)
+            s.set(-1, "line", i.line)
+            s.newTable()
+            for (n, name) in ContentCodings.decodable.enumerated() {
+                s.push(name)
+                s.setRawIndex(-2, n + 1)
+            }
+            s.setRawField(-2, "codings")
+            return 1
+        }
     }
 
     /// core.timer(seconds, fn[, background]) -> handle: fn runs once on the loop after `seconds`.
