@@ -81,7 +81,13 @@ public struct MultipartPart {
 }
 
 public enum HTTPVersionPreference: String, Sendable {
-    case http1_0 = "1.0", http1_1 = "1.1", http2 = "2", http2PriorKnowledge = "2-prior-knowledge", http3 = "3"
+    case http1_0 = "1.0", http1_1 = "1.1", http2 = "2", http2PriorKnowledge = "2-prior-knowledge"
+    /// HTTP/3 tried first, with HTTP/2 and 1.1 over TCP raced beside it (curl --http3);
+    /// HTTP/3 or nothing (curl --http3-only). Both need a libcurl built with HTTP/3.
+    case http3 = "3", http3Only = "3-only"
+
+    /// Asks for HTTP/3: refused at once on a libcurl without it (Transfer.configure).
+    public var isHTTP3: Bool { self == .http3 || self == .http3Only }
 }
 
 /// Credentials libcurl uses itself: to answer a server's challenge (Digest, NTLM, Negotiate).

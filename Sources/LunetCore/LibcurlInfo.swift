@@ -56,6 +56,21 @@ public struct LibcurlInfo: Sendable {
     }
 }
 
+extension LibcurlInfo {
+    /// Whether the loaded libcurl was built with HTTP/3 (read once).
+    static let loadedHasHTTP3: Bool = (try? loaded().get())?.http3 ?? false
+
+    /// nil when the loaded libcurl can do HTTP/3; else the error a request for it gets, naming
+    /// what to install (libcurl alone would refuse the option with "Unsupported protocol").
+    static func http3Missing(for url: String) -> LunetError? {
+        if loadedHasHTTP3 { return nil }
+        let which = (try? loaded().get()).map { "libcurl \($0.version), \($0.tls)" } ?? "libcurl"
+        return LunetError(.argument, "HTTP/3 needs a libcurl built with it, and the loaded one (\(which)) is not: on Debian 12, "
+            + "install libcurl3-gnutls from bookworm-backports (apt install -t bookworm-backports libcurl3-gnutls) and run lunet "
+            + "with LUNET_LIBCURL=libcurl-gnutls.so.4 (docs/libcurl.md)", url: url)
+    }
+}
+
 /// libcurl's known faults, by version, that lunet works around only where they are (pure, so
 /// that each range is tested without loading that libcurl).
 public enum CurlQuirks {

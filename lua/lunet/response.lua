@@ -105,7 +105,8 @@ end
 --- What a curl command line needs besides the request itself to do what the transfer did: the
 --- one exporter of a session's settings, for r:curl() (the core's request says them) and the
 --- command line's --curl (its session's). settings: { insecure, ca_file, cert, cert_key,
---- cert_password (true: there is one), proxy, netrc (true, or a file), digest | ntlm |
+--- cert_password (true: there is one), proxy, netrc (true, or a file), http_version ("3",
+--- "3-only": curl's --http3, --http3-only), digest | ntlm |
 --- negotiate = { user }, aws_sigv4 = { provider, key } }. Secrets are always masked: the
 --- settings never hold them.
 function M.curl_flags(settings)
@@ -126,6 +127,7 @@ function M.curl_flags(settings)
   if settings.cert_password then add("--pass " .. mask) end
   if settings.insecure then add("--insecure") end
   if settings.ca_file then add("--cacert " .. quote(settings.ca_file)) end
+  if settings.http_version == "3" then add("--http3") elseif settings.http_version == "3-only" then add("--http3-only") end
   if settings.proxy then add("--proxy " .. quote(require("lunet.secrets").mask_url(settings.proxy))) end
   if settings.netrc then
     add("--netrc-optional")

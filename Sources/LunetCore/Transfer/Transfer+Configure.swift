@@ -51,6 +51,7 @@ extension Transfer {
         status.check(lunet_easy_setopt_str(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))
         if let problem = configureMethodAndBody(h, request, &status) { return problem }
         if let problem = configureReporting(h, &status) { return problem }
+        if request.options.httpVersion?.isHTTP3 == true, let problem = LibcurlInfo.http3Missing(for: request.url) { return problem }
         configureConnection(h, request.options, &status)
         if let problem = configureAuth(h, request, &status) { return problem }
         return status.failed == CURLE_OK ? nil : refused(status.failed)
@@ -162,7 +163,8 @@ extension Transfer {
             case .http1_1: value = CURL_HTTP_VERSION_1_1
             case .http2: value = CURL_HTTP_VERSION_2TLS
             case .http2PriorKnowledge: value = CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE
-            case .http3: value = 30  // CURL_HTTP_VERSION_3; libcurl says so when it lacks HTTP/3
+            case .http3: value = 30       // CURL_HTTP_VERSION_3
+            case .http3Only: value = 31   // CURL_HTTP_VERSION_3ONLY (both: libcurl 7.88's headers lack them)
             }
             // h2c on libcurl before 8.0: prior knowledge only for a connection of its own,
             // plain HTTP/2 to share one that answered (H2CReuse says why).

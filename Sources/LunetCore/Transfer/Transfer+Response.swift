@@ -166,7 +166,14 @@ extension Transfer {
                 return e
             }
         }
-        var e = LunetError(CurlErrorMapping.kind(of: code), CurlErrorWords.message(for: code, libcurlText: detail), url: currentURL)
+        let kind = CurlErrorMapping.kind(of: code)
+        if kind == .tls, let cert = request.options.clientCertificate {
+            // Which files were in play, in lunet's words: OpenSSL's libcurl names them, GnuTLS's
+            // does not ("error reading X.509 potentially-encrypted key file").
+            let files = "client certificate \(cert)" + (request.options.clientKey.map { ", key \($0)" } ?? "")
+            return LunetError(.tls, "\(CurlErrorWords.words(for: code)) (\(files); libcurl: \(detail))", url: currentURL)
+        }
+        var e = LunetError(kind, CurlErrorWords.message(for: code, libcurlText: detail), url: currentURL)
         e.connectionLost = CurlErrorMapping.losesTheConnection(code)
         return e
     }

@@ -226,6 +226,7 @@ enum ResponseBinding {
         if o.clientKeyPassword != nil { s.set(-1, "cert_password", true) }
         if let proxy = o.proxy, !proxy.isEmpty { s.set(-1, "proxy", proxy) }
         if let netrc = o.netrcFile, !netrc.isEmpty { s.set(-1, "netrc", netrc) }
+        if let v = o.httpVersion, v.isHTTP3 { s.set(-1, "http_version", v.rawValue) }
         if let auth = o.curlAuth {
             s.newTable(hash: 2)
             s.set(-1, "user", auth.user)

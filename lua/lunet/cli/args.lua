@@ -30,6 +30,8 @@ M.OPTIONS = {
   ["cert"] = { value = "FILE", help = "client certificate (PEM)" },
   ["cert-key"] = { value = "FILE", help = "its private key, if not in --cert" },
   ["cert-key-pass"] = { value = "PASS", help = "the key's passphrase" },
+  ["http3"] = { help = "try HTTP/3 first, HTTP/2 and 1.1 beside it (needs a libcurl with HTTP/3)" },
+  ["http3-only"] = { help = "HTTP/3 or nothing (needs a libcurl with HTTP/3)" },
   ["proxy"] = { value = "PROTOCOL:URL", help = "proxy for a protocol (http:http://127.0.0.1:3128), or URL for all" },
   ["auth"] = { short = "a", value = "USER[:PASS]|TOKEN", help = "credentials; a missing password is asked for (-A api-key: NAME:KEY or NAME==KEY)" },
   ["auth-type"] = { short = "A", value = "TYPE", help = "the auth scheme: basic (default), bearer, digest, ntlm, negotiate, aws-sigv4, api-key, oauth2",

@@ -107,6 +107,8 @@ local function session_options(o, q, host)
     local _, u = o.proxy:match("^(%a+):(.+)$")
     if u and u:find("^%a[%w+.-]*://") then s.proxy = u else s.proxy = o.proxy end
   end
+  if o.http3 and o["http3-only"] then return nil, "--http3 and --http3-only: choose one" end
+  if o.http3 then s.http_version = "3" elseif o["http3-only"] then s.http_version = "3-only" end
   s.cert, s.cert_key, s.cert_password = o.cert, o["cert-key"], o["cert-key-pass"]
   if (o["cert-key"] or o["cert-key-pass"]) and not o.cert then
     return nil, (o["cert-key"] and "--cert-key" or "--cert-key-pass") .. " needs --cert"
@@ -131,7 +133,8 @@ end
 -- that has not sent yet needs (a token it would fetch).
 local function curl_flags(sopts, session)
   local settings = { cert = sopts.cert, cert_key = sopts.cert_key, cert_password = sopts.cert_password ~= nil,
-                     insecure = sopts.insecure, ca_file = sopts.ca_file, netrc = sopts.netrc, proxy = sopts.proxy }
+                     insecure = sopts.insecure, ca_file = sopts.ca_file, netrc = sopts.netrc, proxy = sopts.proxy,
+                     http_version = sopts.http_version }
   local extra = require("lunet.auth.cli").curl_settings(session._options.auth, settings)
   local flags = require("lunet.response").curl_flags(settings)
   for _, f in ipairs(extra) do flags[#flags + 1] = f end

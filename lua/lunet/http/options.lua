@@ -38,7 +38,7 @@ M.REQUEST = {
   -- used by lunet.auth: a token request is not recorded (its answer is the token)
   _unrecorded = "boolean",
 }
-local HTTP_VERSIONS = { ["1.0"] = true, ["1.1"] = true, ["2"] = true, ["2-prior-knowledge"] = true, ["3"] = true }
+local HTTP_VERSIONS = { ["1.0"] = true, ["1.1"] = true, ["2"] = true, ["2-prior-knowledge"] = true, ["3"] = true, ["3-only"] = true }
 
 local function closest(name, known) return require("lunet.suggest").closest(name, known) end
 
@@ -55,7 +55,7 @@ function M.check(opts, known, where)
     end
   end
   if opts.http_version and not HTTP_VERSIONS[opts.http_version] then
-    errors.raise("argument", "option 'http_version' must be \"1.0\", \"1.1\", \"2\", \"2-prior-knowledge\" or \"3\", got \"" .. opts.http_version .. "\"")
+    errors.raise("argument", "option 'http_version' must be \"1.0\", \"1.1\", \"2\", \"2-prior-knowledge\", \"3\" or \"3-only\", got \"" .. opts.http_version .. "\"")
   end
 end
 
