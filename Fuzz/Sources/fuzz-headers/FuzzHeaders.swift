@@ -7,7 +7,8 @@
 // - on the fields it collected: HTTPHeaders lookups, set/remove/merging, the cache's readers
 //   (Cache-Control, dates, Age, Vary, validators, invalidation URLs, storability),
 //   Charset.parameter;
-// Properties: no crash; the callback consumes every byte; a field name has no colon and no
+// Properties: no crash; the callback consumes every byte of a line, or refuses the line whole
+// with kind protocol (then the block ends there, as curl stops); a field name has no colon and no
 // trailing blank, a value no leading or trailing blank, neither a line feed; HTTPDate.parse of any value
 // round-trips through HTTPDate.format; a 304 carrying the stored validators selects the stored
 // response; set/remove/merging keep their contracts for token names.
@@ -39,6 +40,12 @@ public func fuzzHeaders(_ data: UnsafePointer<UInt8>?, _ size: Int) -> Int32 {
     while start < size {
         let end = (input[start...].firstIndex(of: 0x0A).map { $0 + 1 }) ?? size
         let consumed = transfer.receiveHeaderLine(UnsafeRawPointer(data! + start), end - start)
+        // A line lunet refuses (a status code that is not three digits, a Transfer-Encoding it
+        // never asked for) takes no byte and says why, kind protocol: curl stops there.
+        if consumed == 0 && end > start {
+            fuzzCheck(transfer.abortReason?.kind == .protocol, "receiveHeaderLine refused a line without a protocol error")
+            break
+        }
         fuzzCheck(consumed == end - start, "receiveHeaderLine consumed \(consumed) of \(end - start) bytes")
         start = end
     }
