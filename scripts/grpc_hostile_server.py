@@ -32,6 +32,8 @@ once the request ended, as grpcio does):
   redirect        302 to the second port (which logs "other" and answers nothing)
   rst             RST_STREAM INTERNAL_ERROR on the call's stream once the request ended (the
                   server has read the call: a client must not send it again)
+  status:VALUE    a whole message, then trailers with grpc-status VALUE (as written: "192",
+                  "0x0", "1e300") and a grpc-message of 300 bytes ("m" * 298 + "!!")
   flood           one-byte messages for ever, as fast as HTTP/2 flow control lets it (the
                   first request; the ones after it get one message and grpc-status 0)
 """
@@ -76,7 +78,7 @@ def hpack(fields):
                 n, out = len(s) - 127, out + b"\x7f"
                 while n >= 128:
                     out, n = out + bytes([n % 128 + 128]), n // 128
-                out += bytes([n])
+                out += bytes([n]) + s
     return out
 
 
@@ -156,6 +158,8 @@ class Conn:
             status = OK if MODE == "esc_ok" else [("grpc-status", "13"), ("grpc-message", "".join(
                 "%%%02X" % ord(c) if ord(c) < 32 else c for c in "bad " + ESC + " end"))]
             self.send(head, data(message(string_field("x" + ESC + "y"))), trailers(status))
+        elif MODE.startswith("status:"):
+            self.send(head, data(whole), trailers([("grpc-status", MODE[7:]), ("grpc-message", "m" * 298 + "!!")]))
         elif MODE == "rst":
             self.send(frame(RST, 0, stream, struct.pack(">I", 2)))
         elif MODE == "redirect":

@@ -219,3 +219,32 @@ test("a flood of small messages the script does not read: what lunet holds stays
 end)
 
 h.done()
+
+-- Issue 46, items 11 and 18: a grpc-status is 1*DIGIT. A code past gRPC's sixteen is UNKNOWN (as
+-- gRPC's clients read it), anything else is no status (kind protocol), and `lunet grpc` exits
+-- 64 + a code of 1 to 16 only. The server's long grpc-message (300 bytes: HPACK's longer
+-- length form) comes whole.
+test("grpc-status parsed strictly: past 16 is UNKNOWN, not a number is kind protocol, exit statuses stay in range", function()
+  local cases = {
+    { "192", "grpc", 2, 66 }, { "256", "grpc", 2, 66 }, { "17", "grpc", 2, 66 }, { "16", "grpc", 16, 80 },
+    { "0x0", "protocol", nil, 1 }, { "0.5", "protocol", nil, 1 }, { "1e300", "protocol", nil, 1 }, { "-1", "protocol", nil, 1 },
+    { "99999999999999999999", "protocol", nil, 1 }, { "00", nil, nil, 0 },
+  }
+  for _, c in ipairs(cases) do
+    local value, kind, status, exit = c[1], c[2], c[3], c[4]
+    against("status:" .. value, function(target)
+      local ok, e = pcall(function() return client(target):call("greet.Greeter/SayHello", { name = "x" }) end)
+      if kind == nil then
+        truthy(ok, value .. " is OK: " .. tostring(e))
+      else
+        truthy(not ok and e.kind == kind, value .. ": kind " .. kind .. ", got " .. tostring(e))
+        if status then
+          eq(e.status, status, value .. ": the status")
+          truthy(e.grpc_message:find(string.rep("m", 298) .. "!!", 1, true), value .. ": the 300-byte message whole: " .. e.grpc_message:sub(-40))
+        end
+      end
+      local code, _, err = cli(q(target) .. " greet.Greeter/SayHello '{}'")
+      eq(code, exit, value .. ": lunet grpc's exit status: " .. err)
+    end)
+  end
+end)

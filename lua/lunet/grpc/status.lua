@@ -37,17 +37,39 @@ function M.field(r, name, trailers)
   return t and t[name]
 end
 
+--- A grpc-status value as gRPC's wire format has it: 1*DIGIT (gRPC over HTTP/2, "Status").
+--- The number, or nil with the reason for anything else ("0x0", "0.5", "1e300", "-1", "",
+--- a number past 32 bits), which is no status code at all.
+function M.parse_code(text)
+  if type(text) ~= "string" or not text:match("^%d+$") then return nil, "not a status code" end
+  local digits = text:gsub("^0+(%d)", "%1")
+  if #digits > 10 then return nil, "too large a status code" end
+  return math.tointeger(tonumber(digits))
+end
+
 --- The call's status from a response (trailers, or the head of a trailers-only answer):
---- nil when OK, else the error object. `what` names the call in the message.
+--- nil when OK, else the error object. `what` names the call in the message. A code past the
+--- sixteen gRPC defines is UNKNOWN, as gRPC's clients read it; a value that is not a code is
+--- kind protocol.
 function M.error_of(r, what)
-  local code = tonumber(M.field(r, "grpc-status", true) or M.field(r, "grpc-status"))
-  if code == 0 then return nil end   -- the answer of nearly every call: no table of its fields made
+  local text = M.field(r, "grpc-status", true) or M.field(r, "grpc-status")
+  if text == "0" then return nil end   -- the answer of nearly every call: no table of its fields made
   local fields = r.trailers and r.trailers["grpc-status"] and r.trailers or r.headers
-  if code == nil then
+  if text == nil then
     return errors.new("protocol", what .. ": the response has no grpc-status (HTTP " .. tostring(r.status) .. ")", { response = r })
   end
+  local code, problem = M.parse_code(text)
+  if code == nil then
+    return errors.new("protocol", string.format("%s: the response's grpc-status %s is %s", what,
+      require("lunet.terminal_safe").text(string.format("%q", text:sub(1, 40))), problem), { response = r })
+  end
+  if code == 0 then return nil end
   local message = (fields["grpc-message"] or ""):gsub("%%(%x%x)", function(h) return string.char(tonumber(h, 16)) end)
-  local name = M.NAMES[code] or ("CODE_" .. code)
+  if not M.NAMES[code] then
+    message = string.format("unknown status code %d%s", code, message ~= "" and (": " .. message) or "")
+    code = 2
+  end
+  local name = M.NAMES[code]
   return errors.new("grpc", string.format("%s: %s%s", what, name, message ~= "" and (": " .. message) or ""), {
     code = name, status = code, grpc_message = message, details = details(fields["grpc-status-details-bin"]),
     headers = r.headers, trailers = r.trailers, response = r,
