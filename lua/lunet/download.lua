@@ -39,30 +39,14 @@ local function progress_reporter(opts)
   local bar = opts.progress == "always" or (opts.progress == true and core.isatty(2))
   if not fn and not bar then return nil end
   local started, last_draw = core.now(), 0
-  local function human(n)
-    local units = { "B", "KB", "MB", "GB", "TB" }
-    local i = 1
-    while n >= 1024 and i < #units do n = n / 1024; i = i + 1 end
-    return string.format(i == 1 and "%d %s" or "%.1f %s", n, units[i])
-  end
+  local text = require "lunet.download_progress"
   return function(done, total, final)
     if fn then fn(done, total) end
     if not bar then return end
     local now = core.now()
     if not final and now - last_draw < 0.1 then return end
     last_draw = now
-    local elapsed = math.max(now - started, 1e-3)
-    local rate = done / elapsed
-    local line
-    if total and total > 0 then
-      local width = 24
-      local filled = math.min(width, math.floor(done / total * width))
-      local eta = rate > 0 and (total - done) / rate or 0
-      line = string.format("\r[%s%s] %s / %s  %s/s  ETA %ds ", string.rep("#", filled), string.rep(" ", width - filled),
-        human(done), human(total), human(rate), math.floor(eta + 0.5))
-    else
-      line = string.format("\r%s  %s/s ", human(done), human(rate))
-    end
+    local line = text.line(done, total, now - started)
     io.stderr:write(line, final and "\n" or "")
     io.stderr:flush()
   end
