@@ -179,3 +179,19 @@ end]], "--summary-export " .. q(export))
 end)
 
 h.done()
+
+-- Issue 46, item 5: a check's name, or a tag's value, whose __tostring raises never ends the run:
+-- the summary and the export are written, the thresholds judged.
+test("a check named by a value whose __tostring raises, and such a tag: the run ends with its summary", function()
+  local export = h.tmpname()
+  local code, out, err = load([[
+options = { iterations = 3, vus = 1, thresholds = { checks = { "rate > 0.5" } } }
+local bad = setmetatable({}, { __tostring = function() error("no text for you") end })
+return function(vu)
+  check(1, { [bad] = function() return true end, plain = function() return true end }, { weird = bad })
+end]], "--summary-export " .. q(export))
+  eq(code, 0, err)
+  local summary = json.decode(assert(h.read_file(export)))
+  eq(summary.metrics.checks.passes, 6, "both checks counted on each of 3 iterations")
+  truthy(not out:find("no text for you", 1, true), "the name's error is not the run's")
+end)

@@ -60,13 +60,23 @@ local function script_env(state)
   env.sleep = task.sleep
   env.check = function(value, checks, tags)
     if type(checks) ~= "table" then error("check(value, { name = function(value) ... end }) takes a table of checks", 2) end
-    local names = {}
-    for name in pairs(checks) do names[#names + 1] = name end
+    -- A check's name as text: the script's own key when it is a string, else what tostring
+    -- makes of it, or its type when that raises (a name must never end the run).
+    local names, fns = {}, {}
+    for key, fn in pairs(checks) do
+      local name = key
+      if type(key) ~= "string" then
+        local ok, text = pcall(tostring, key)
+        name = ok and type(text) == "string" and text or ("(a " .. type(key) .. ")")
+      end
+      names[#names + 1] = name
+      fns[name] = fn
+    end
     table.sort(names)
     local vu = state.current()
     local all = true
     for _, name in ipairs(names) do
-      local fn = checks[name]
+      local fn = fns[name]
       local ok, passed = true, fn
       if type(fn) == "function" then ok, passed = pcall(fn, value) end
       passed = ok and passed and true or false
@@ -86,7 +96,12 @@ local function script_env(state)
       end
       if passed then c.passes = c.passes + 1 else c.fails = c.fails + 1 end
       local t = { check = name, scenario = vu and vu.scenario or "setup" }
-      if tags then for k, v in pairs(tags) do t[k] = tostring(v) end end
+      if tags then
+        for k, v in pairs(tags) do
+          local ok, text = pcall(tostring, v)
+          if type(k) == "string" then t[k] = ok and type(text) == "string" and text or ("(a " .. type(v) .. ")") end
+        end
+      end
       state.registry:add(state.checks_metric, passed, bounded_tags(state, state.checks_metric, t))
     end
     return all
@@ -98,7 +113,12 @@ local function script_env(state)
         local t = {}
         local vu = state.current()
         if vu then t.scenario = vu.scenario end
-        if tags then for k, v in pairs(tags) do t[k] = tostring(v) end end
+        if tags then
+        for k, v in pairs(tags) do
+          local ok, text = pcall(tostring, v)
+          if type(k) == "string" then t[k] = ok and type(text) == "string" and text or ("(a " .. type(v) .. ")") end
+        end
+      end
         if kind == "rate" then value = value and value ~= 0 end
         if kind ~= "rate" and type(value) ~= "number" then error(name .. ":add takes a number, got " .. type(value), 2) end
         state.registry:add(m, value, bounded_tags(state, m, t))
@@ -285,6 +305,14 @@ local function finish(run, p, c, out_file, stdout, stderr, live, elapsed, clock)
         thresholds = p.thresholds, passed = passed and not live.aborted })
     end,
   }, stdout, stderr)
+  -- Dropped iterations are part of the verdict: a rate the run did not keep is said after the
+  -- summary, whatever the thresholds say.
+  local dropped = (registry:figures("dropped_iterations") or { count = 0 }).count
+  if dropped > 0 then
+    local its = (registry:figures("iterations") or { count = 0 }).count
+    stderr:write(string.format("lunet load: %d iterations dropped (%.0f%% of those due): an open scenario ran out of VUs; raise max_vus\n",
+      dropped, dropped * 100 / math.max(1, dropped + its)))
+  end
   if live.interrupted then return 130 end
   if not passed or live.aborted then
     stderr:write("lunet load: thresholds crossed:")
@@ -342,6 +370,11 @@ function M.run(c, stdout, stderr)
   local series = (c.out or c.result_line or c.report) and series_module.new(clock.wall0, clock.mono0) or nil
   local run = runner.new(p.plan, p.fns, p.registry, data, series, p.current)
   local to_terminal = core.isatty(2) and not c.quiet
+  -- An open scenario that cannot keep its rate says so while it happens, as k6 does.
+  run.on_dropped = function(sc, vus)
+    stderr:write((to_terminal and "\n" or ""), string.format("lunet load: %s: insufficient VUs, all %d busy (max_vus): iterations are dropped, the rate is not kept\n",
+      require("lunet.terminal_safe").line(sc.name), vus))
+  end
   stderr:write(string.format("lunet load: %s, %d scenario%s, up to %s (with graceful stop)%s\n", c.script, #p.plan.scenarios,
     #p.plan.scenarios == 1 and "" or "s", summary.duration(options.length(p.plan) * 1000),
     c.shard_count and string.format(", shard %d of %d", c.shard_index, c.shard_count) or ""))

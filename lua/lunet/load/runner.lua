@@ -35,6 +35,7 @@ function M.new(plan, fns, registry, data, series, current)
     iteration_duration = registry:metric("iteration_duration", "trend", "time"),
     iteration_failed = registry:metric("iteration_failed", "counter"),
     dropped = registry:metric("dropped_iterations", "counter"),
+    interrupted = registry:metric("interrupted_iterations", "counter"),
     vus = registry:metric("vus", "gauge"),
     vus_max = registry:metric("vus_max", "gauge"),
   }
@@ -102,15 +103,17 @@ local function keep_traceback(e)
 end
 
 -- One iteration of `vu`: the scenario's function with the setup data; its duration and count,
--- or its failure. An iteration cancelled at a stop is not counted (k6: interrupted). `t0`, when
+-- or its failure. An iteration cancelled at a stop is counted as interrupted only (Run:interrupted). `t0`, when
 -- given, is its start (a VU's loop hands over the end of its previous iteration, read a moment
 -- before); returns its end, so that the loop reads the clock once an iteration, not twice.
 function Run:iterate(sc, vu, fn, t0)
   t0 = t0 or now()
   vu.iteration = vu.iteration + 1
   known_run = self
+  vu._in_iteration = true
   local ok, err = xpcall(fn, keep_traceback, vu, self.data)
   local traceback = last_traceback
+  vu._in_iteration = false
   if not ok and errors.is(err) and err.kind == "cancelled" and (sc.state.stopping or self.stopping or vu._wanted == false) then return end
   local t1 = now()
   local its, dur = sc._iterations, sc._duration
@@ -125,11 +128,24 @@ function Run:iterate(sc, vu, fn, t0)
   return t1
 end
 
+-- The VU task `t`, about to be cancelled (a stop, a ramp-down): an iteration it was in is cut
+-- off, not done nor failed, and counted so (as k6's interrupted iterations): a run whose every
+-- iteration was cut off (a target that never answers) shows it. A cancelled task never runs its
+-- own code again, so it is counted here.
+function Run:interrupted(sc, t)
+  local vu = t._vu
+  if vu and vu._in_iteration then
+    vu._in_iteration = false
+    self.registry:add(self.m.interrupted, 1, sc._tags, sc._key)
+  end
+end
+
 -- A VU's work as a task, counted in the vus gauge while it runs, however it ends (a task
 -- cancelled at a stop never runs its own code again: the continuation counts it out).
-function Run:spawn_vu(fn, ...)
+function Run:spawn_vu(fn, vu, ...)
   self.vus = self.vus + 1
-  local t = task.spawn(fn, ...)
+  local t = task.spawn(fn, vu, ...)
+  t._vu = vu
   t:continue(function() self.vus = self.vus - 1 end)
   return t
 end
@@ -187,6 +203,7 @@ function Run:run_closed(sc, st, fn)
       elseif vu._wanted then
         vu._wanted, vu._unwanted_since = false, now()
       elseif vu._loop and vu._loop.state == "pending" and vu._unwanted_since and now() - vu._unwanted_since >= sc.graceful_ramp_down then
+        self:interrupted(sc, vu._loop)
         vu._loop:cancel("ramped down: still running after graceful_ramp_down")
       end
     end
@@ -222,6 +239,10 @@ function Run:run_open(sc, st, fn)
         tasks[#tasks + 1] = self:spawn_vu(one, vu)
       else
         self.registry:add(self.m.dropped, 1, sc._tags, sc._key)
+        if not sc._dropped_said and self.on_dropped then
+          sc._dropped_said = true
+          self.on_dropped(sc, allocated)
+        end
       end
     end
     if t >= length then break end
@@ -253,21 +274,37 @@ function Run:run_scenario(sc)
   local tasks
   if executors.OPEN[sc.executor] then tasks = self:run_open(sc, st, fn) else tasks = self:run_closed(sc, st, fn) end
   -- The schedule is over (or a stop came): what still runs has graceful_stop to finish.
+  -- A stop that comes meanwhile (Ctrl-C, SIGTERM, abort_on_fail) shortens that: the wait looks
+  -- again every STOP_POLL seconds, so iterations in flight (a request that never answers) are
+  -- cancelled within the stop's grace, not at the schedule's end.
   local waiting = {}
   for _, t in ipairs(tasks) do if t.state == "pending" then waiting[#waiting + 1] = t end end
   if #waiting > 0 then
     local all = task.all(waiting)
-    local deadline = math.max(0, st.t0 + executors.length(sc) + sc.graceful_stop - now())
-    if self.stopping then deadline = math.min(deadline, self.grace or deadline) end
-    local ok = pcall(function() all:timeout(deadline):await() end)
-    if not ok then
-      st.stopping = true
-      for _, t in ipairs(waiting) do if t.state == "pending" then t:cancel("graceful stop: still running after " .. sc.graceful_stop .. " s") end end
+    local scheduled = st.t0 + executors.length(sc) + sc.graceful_stop
+    while all.state == "pending" do
+      local deadline = scheduled
+      if self.stopping then deadline = math.min(deadline, self.stopped_at + math.min(self.grace or sc.graceful_stop, sc.graceful_stop)) end
+      local left = deadline - now()
+      if left <= 0 then break end
+      -- (a sleep, not a timeout on `all`: a timeout would cancel what it waits for)
+      task.sleep(math.min(left, M.STOP_POLL))
+    end
+    st.stopping = true
+    local why = self.stopping and "the run was stopped" or ("graceful stop: still running after " .. sc.graceful_stop .. " s")
+    for _, t in ipairs(waiting) do
+      if t.state == "pending" then
+        self:interrupted(sc, t)
+        t:cancel(why)
+      end
     end
   end
   st.stopping = true
   st.done = true
 end
+
+--- How often a scenario waiting for its iterations to finish looks whether the run was stopped.
+M.STOP_POLL = 0.1
 
 --- Starts every scenario; a task that settles when all are done.
 function Run:start()
@@ -284,7 +321,9 @@ end
 --- each scenario's graceful_stop), then are cancelled.
 function Run:stop(grace)
   self.stopping = true
-  self.grace = grace
+  self.stopped_at = self.stopped_at or now()
+  -- A second stop (Ctrl-C again) may only shorten the grace, measured from the first.
+  self.grace = math.min(self.grace or grace, grace)
   for _, st in pairs(self.active) do st.stopping = st.stopping or false end
 end
 

@@ -81,9 +81,12 @@ function M.text(run)
     end
   end
   if #lines > 0 then lines[#lines + 1] = "" end
-  -- Only metrics that got a sample, as k6 shows them.
+  -- Only metrics that got a sample, as k6 shows them, and those a threshold judged (one that
+  -- got no sample says so: a threshold over nothing is no pass).
   local names = {}
-  for name, m in pairs(run.registry.metrics) do if next(m.sinks) then names[#names + 1] = name end end
+  for name, m in pairs(run.registry.metrics) do
+    if next(m.sinks) or (run.verdicts and run.verdicts[name] ~= nil) then names[#names + 1] = name end
+  end
   table.sort(names)
   local subs = {}
   for key in pairs(run.verdicts or {}) do
@@ -95,7 +98,8 @@ function M.text(run)
     local f, m = run.registry:figures(name, nil, run.elapsed, ps)
     local verdict = run.verdicts and run.verdicts[name]
     local mark = verdict == nil and "  " or (verdict and "✓ " or "✗ ")
-    lines[#lines + 1] = "   " .. mark .. dotted(name, 31) .. " " .. describe(m, f, run.trend_stats, run.elapsed)
+    local text = next(m.sinks) and describe(m, f, run.trend_stats, run.elapsed) or "no samples"
+    lines[#lines + 1] = "   " .. mark .. dotted(name, 31) .. " " .. text
     table.sort(subs[name] or {})
     for _, key in ipairs(subs[name] or {}) do
       local _, filter = require("lunet.load.thresholds").selector(key)

@@ -109,13 +109,22 @@ end
 
 --- Every threshold of `list` (M.parse's) judged on `registry` now: sets each one's `passed`;
 --- returns whether all passed and, per metric key, whether all of its passed (the summary's ✓
---- and ✗). A threshold whose metric got no sample passed (nothing crossed it), as in k6.
+--- and ✗). A counter with no sample counts 0, and a gauge with none has no value (passed:
+--- nothing crossed it); but a rate or a trend over no sample at all is no pass:
+--- `http_req_failed` or `http_req_duration` over a run whose every request was cut off (a target
+--- that never answers) judged nothing, and says so (th.no_samples).
 function M.judge_all(list, registry, elapsed, percentiles)
   local all, by_key = true, {}
   for _, th in ipairs(list) do
-    local f = registry:figures(th.metric, next(th.tags) and th.tags or nil, elapsed, percentiles)
-    local passed = f and M.judge(th.expression, f)
-    if passed == nil then passed = true end
+    local f, m = registry:figures(th.metric, next(th.tags) and th.tags or nil, elapsed, percentiles)
+    local passed
+    th.no_samples = f ~= nil and m ~= nil and ((m.kind == "rate" and f.total == 0) or (m.kind == "trend" and f.count == 0))
+    if th.no_samples then
+      passed = false
+    else
+      passed = f and M.judge(th.expression, f)
+      if passed == nil then passed = true end
+    end
     th.passed = passed
     if by_key[th.key] == nil then by_key[th.key] = true end
     by_key[th.key] = by_key[th.key] and passed
