@@ -275,3 +275,34 @@ return function(vu) vu.session:get(%q) end]], NGINX .. "/small.txt"))
 end)
 
 h.done()
+
+-- Issue 46, items 5 and 6: a merge of shards one of which was stopped early exits 130 (never 0);
+-- the script's name the files carry reaches the terminal escaped; a result line past the bound
+-- is refused before it is held whole.
+test("merge: an interrupted shard makes the exit status 130; the script's name is shown escaped; a huge line is refused", function()
+  local script = h.temp_file(string.format([[
+options = { iterations = 4, vus = 1 }
+return function(vu) vu.session:get(%q) end]], NGINX .. "/small.txt"))
+  local outs = run_shards(script, 2)
+  local merge = require "lunet.load.merge"
+  local function edited(path, change)
+    local record = json.decode(assert(merge.last_line(path)))
+    change(record.data)
+    return h.temp_file(json.encode(record) .. "\n", ".json")
+  end
+  local stopped = edited(outs[1], function(d) d.interrupted = true end)
+  local code, out = h.run("{ " .. q(LUNET) .. " load merge " .. q(outs[0]) .. " " .. q(stopped) .. " 2>&1; }")
+  eq(code, 130, "an incomplete run is not a success: " .. out)
+  truthy(out:find("stopped early", 1, true), out)
+  local a = edited(outs[0], function(d) d.script = "x\27]0;pwned\7\27[2J.lua" end)
+  local b = edited(outs[1], function(d) d.script = "x\27]0;pwned\7\27[2J.lua" end)
+  code, out = h.run("{ " .. q(LUNET) .. " load merge " .. q(a) .. " " .. q(b) .. " 2>&1 >/dev/null; }")
+  truthy(not out:find("\27", 1, true) and out:find("\\x1b]0;pwned", 1, true), "escaped: " .. out:gsub("%c", "?"))
+  local big = h.tmpname()
+  local f = assert(io.open(big, "wb"))
+  f:write('{"type":"Result"}\n', string.rep("y", 3 << 20), "\n")
+  f:close()
+  local line, err = merge.last_line(big, 1 << 20)
+  truthy(line == nil and err:find("over 1 MB", 1, true), "refused past the bound: " .. tostring(err))
+  eq(#assert(merge.last_line(big)), 3 << 20, "read under the default bound")
+end)

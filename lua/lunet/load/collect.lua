@@ -13,7 +13,8 @@ M.usage = [[
 usage: lunet load collect JOB [options]
   --namespace NS, -n NS    the Job's namespace (default: kubectl's)
   --kubectl PATH           the kubectl to run (default: kubectl, from PATH)
-  --timeout D              each kubectl call's limit (kubectl --request-timeout; default 5m)
+  --timeout D              each kubectl call's limit (kubectl --request-timeout; default 5m), and
+                           kubectl's own (stopped 5 s after it)
   --report FILE            the merged report, as lunet load --report writes it
   --summary-export FILE    the merged summary as k6's --summary-export writes it
 Run it once the Job is done (kubectl wait --for=condition=complete job/JOB, or failed).]]
@@ -80,10 +81,15 @@ function M.parse_args(args)
   return c
 end
 
+-- How much longer than --timeout a kubectl may run before it is stopped: its request limit
+-- covers the API server's answer only, not kubectl's own start or a stall of its own.
+M.KILL_GRACE = 5
+
 -- kubectl's command line for `words`, its stderr to `err_path`. Every request has a time limit
--- (kubectl's default is none: a server that accepts and never answers would hold collect).
+-- (kubectl's default is none: a server that accepts and never answers would hold collect), and
+-- so has kubectl itself (coreutils' timeout: TERM at --timeout + KILL_GRACE, KILL 5 s later).
 local function command_line(c, words, err_path)
-  local parts = { sh(c.kubectl) }
+  local parts = { "timeout", "--kill-after=5", tostring(c.timeout + M.KILL_GRACE), sh(c.kubectl) }
   for i, w in ipairs(words) do
     parts[#parts + 1] = sh(w)
     if i == 1 then parts[#parts + 1] = sh("--request-timeout=" .. c.timeout .. "s") end
@@ -123,6 +129,9 @@ local function finish(c, h, keep)
   if f then f:close() end
   os.remove(h.err_path)
   if code == 127 then fail("cannot run kubectl ('%s'): not found (--kubectl PATH names another)", c.kubectl) end
+  if code == 124 or code == 137 then
+    fail("'kubectl %s' did not finish within --timeout %d s (and %d s more): stopped", table.concat(h.words, " "), c.timeout, M.KILL_GRACE)
+  end
   if code ~= 0 then
     err = err:gsub("%s+$", "")
     fail("'kubectl %s' failed (exit %s)%s", table.concat(h.words, " "), tostring(code),

@@ -25,12 +25,22 @@ usage: lunet load merge RESULT.json ... [--report FILE.html] [--summary-export F
 --- The last non-empty line of file `path`, read from its end (an --out json file can be large
 --- and only its last line counts) in blocks kept in a list: each block is scanned once, so a
 --- huge last line costs its length, not its length squared. Returns the line, or nil and a message.
-function M.last_line(path)
+--- The longest result line read (a run's summary and its per-second series): a file whose last
+--- line is longer is refused before it is held whole.
+M.MAX_RESULT = 128 << 20
+
+function M.last_line(path, max)
+  max = max or M.MAX_RESULT
   local f, err = io.open(path, "rb")
   if not f then return nil, err end
   local pos, BLOCK = f:seek("end"), 1 << 20
   local blocks, started = {}, false   -- blocks of the line, last first; started: past the final line ends
+  local held = 0
   while pos > 0 do
+    if held > max then
+      f:close()
+      return nil, string.format("its last line is over %d MB: not a result lunet load wrote", max >> 20)
+    end
     local n = math.min(BLOCK, pos)
     pos = pos - n
     f:seek("set", pos)
@@ -41,10 +51,12 @@ function M.last_line(path)
     end
     local cut = block:find("[\r\n][^\r\n]*$")
     blocks[#blocks + 1] = cut and block:sub(cut + 1) or block
+    held = held + #blocks[#blocks]
     if cut then break end
   end
   f:close()
   if not started then return nil, "it is empty" end
+  if held > max then return nil, string.format("its last line is over %d MB: not a result lunet load wrote", max >> 20) end
   local parts = {}
   for i = #blocks, 1, -1 do parts[#parts + 1] = blocks[i] end
   return table.concat(parts)
@@ -149,7 +161,8 @@ function M.combine(sources)
 end
 
 --- Merges `sources` and writes the summary, and opts.report / opts.summary_export; the exit
---- status (0, 99 a threshold crossed or a shard stopped by one, 2 the sources do not merge).
+--- status (0, 99 a threshold crossed or a shard stopped by one, 130 a shard stopped early by
+--- Ctrl-C or SIGTERM, 2 the sources do not merge).
 function M.run(sources, opts, stdout, stderr)
   local m, err = M.combine(sources)
   if not m then stderr:write("lunet load merge: ", err, "\n"); return 2 end
@@ -158,9 +171,12 @@ function M.run(sources, opts, stdout, stderr)
     stderr:write("lunet load merge: shard", #m.interrupted == 1 and " " or "s ", table.concat(m.interrupted, ", "),
       " stopped early (Ctrl-C or SIGTERM): the figures are what ran\n")
   end
+  local safe = require "lunet.terminal_safe"
   local view = { registry = m.registry, elapsed = m.elapsed, checks = m.checks, verdicts = verdicts,
                  trend_stats = m.trend_stats, thresholds = m.thresholds }
-  stderr:write(string.format("lunet load merge: %d shard%s of %s\n", m.shards, m.shards == 1 and "" or "s", m.script or "?"))
+  -- The script's name comes from the files: shown escaped, never obeyed by the terminal.
+  stderr:write(string.format("lunet load merge: %d shard%s of %s\n", m.shards, m.shards == 1 and "" or "s",
+    safe.line(tostring(m.script or "?"))))
   local written = outputs.conclude({
     failures = m.failures, view = view, summary_export = opts.summary_export, report = opts.report,
     report_model = function()
@@ -169,7 +185,9 @@ function M.run(sources, opts, stdout, stderr)
     end,
   }, stdout, stderr)
   if not passed or m.aborted then return 99 end
-  return written and 0 or 1
+  if not written then return 1 end
+  -- Shards stopped early: the merge is of an incomplete run, and says so as that run would have.
+  return #m.interrupted > 0 and 130 or 0
 end
 
 --- `lunet load merge` with the words after `merge`; the exit status.
