@@ -79,9 +79,31 @@ local function number(ctx, s, integer)
   return v + 0.0
 end
 
+-- Generated values have bounds of their own: a schema comes from a server, and its
+-- `maxLength: 4000000000` or `minItems: 1e9` must not make --check build gigabytes.
+M.MAX_STRING = 64 * 1024   -- characters of one generated string
+M.MAX_ITEMS = 1000         -- items of one generated array
+
+-- A schema's count keyword (minLength, maxItems, ...) as a whole number, or nil when absent;
+-- anything else (a string, a fraction, a negative number) is an error naming it.
+local function count(s, key)
+  local v = s[key]
+  if v == nil then return nil end
+  local n = math.type(v) == "float" and v == math.floor(v) and v < 2 ^ 53 and math.tointeger(v) or v
+  if math.type(n) ~= "integer" or n < 0 then
+    error(string.format("cannot make a value: %s is %s, not a whole number of at least 0", key, tostring(v)), 0)
+  end
+  return n
+end
+
 local function text(ctx, s)
   if s.format and FORMATS[s.format] then return ctx.rand:pick(FORMATS[s.format]) end
-  local lo, hi = s.minLength or 0, s.maxLength or math.max(s.minLength or 0, 12)
+  local min = count(s, "minLength") or 0
+  if min > M.MAX_STRING then
+    error(string.format("cannot make a value: minLength %d is more than --check makes (%d characters)", min, M.MAX_STRING), 0)
+  end
+  local lo, hi = min, math.min(count(s, "maxLength") or math.max(min, 12), M.MAX_STRING)
+  if hi < lo then hi = lo end
   local n = ctx.rand:pick({ lo, hi, lo + (hi - lo) // 2 })
   local chars = {}
   for i = 1, n do chars[i] = string.char(ctx.rand:int(97, 122)) end
@@ -105,8 +127,11 @@ function M.valid(ctx, s, depth)
   if t == "null" then return json.null end
   if t == "array" then
     local out = json.array()
-    local lo = s.minItems or 0
-    local hi = math.min(s.maxItems or (lo + 3), lo + 3)
+    local lo = count(s, "minItems") or 0
+    if lo > M.MAX_ITEMS then
+      error(string.format("cannot make a value: minItems %d is more than --check makes (%d items)", lo, M.MAX_ITEMS), 0)
+    end
+    local hi = math.min(count(s, "maxItems") or (lo + 3), lo + 3)
     if depth > 4 then hi = lo end
     for _ = 1, r:int(lo, hi) do out[#out + 1] = M.valid(ctx, s.items or {}, depth + 1) end
     return out
@@ -142,14 +167,15 @@ function M.invalid(ctx, s)
   if s.enum then ways[#ways + 1] = "a value outside the enum" end
   if s.maximum then ways[#ways + 1] = "above the maximum" end
   if s.minimum then ways[#ways + 1] = "below the minimum" end
-  if s.maxLength then ways[#ways + 1] = "longer than maxLength" end
+  local max_length = s.maxLength ~= nil and count(s, "maxLength") or nil
+  if max_length and max_length < M.MAX_STRING then ways[#ways + 1] = "longer than maxLength" end
   if #ways == 0 then return nil end
   local way = r:pick(ways)
   if way == "the wrong type" then return (t == "string") and 12345 or "not a " .. t, way end
   if way == "a value outside the enum" then return "not-in-the-enum-" .. r:int(1, 999), way end
   if way == "above the maximum" then return s.maximum + ((t == "integer") and 1 or 0.5), way end
   if way == "below the minimum" then return s.minimum - ((t == "integer") and 1 or 0.5), way end
-  if way == "longer than maxLength" then return string.rep("x", s.maxLength + 1), way end
+  if way == "longer than maxLength" then return string.rep("x", max_length + 1), way end
   local v = M.valid(ctx, s)
   if way == "drop a required property" then
     local name = r:pick(s.required)
