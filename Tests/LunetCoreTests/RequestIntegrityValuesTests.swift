@@ -41,11 +41,14 @@ final class RequestIntegrityValuesTests: XCTestCase {
 
     func testCredentialNamesByWhatTheyContain() {
         for name in ["Authorization", "Cookie", "X-Api-Key", "api_key", "X-Auth-Token", "Private-Token", "X-Amz-Security-Token",
-                     "Proxy-Authorization", "X-CSRF-Token", "session_id", "X-Client-Secret", "key", "JWT"] {
+                     "Proxy-Authorization", "X-CSRF-Token", "session_id", "X-Client-Secret", "key", "JWT",
+                     // Issue 46, item 14: the names real APIs give their keys.
+                     "Ocp-Apim-Subscription-Key", "x-functions-key", "X-Auth-Key", "X-Storage-Pass", "sig",
+                     "x-ms-cosmos-master-key", "X-License-Key"] {
             XCTAssertTrue(CredentialFields.isCredential(name), name)
         }
         for name in ["User-Agent", "Accept", "Content-Type", "X-Request-Id", "X-Amz-Date", "Keyboard", "X-Tenant-Key",
-                     "", "---", "k-e-y-s", "grpc-timeout", "te"] {
+                     "", "---", "k-e-y-s", "grpc-timeout", "te", "signal", "design", "Idempotency-Key"] {
             XCTAssertFalse(CredentialFields.isCredential(name), name)
         }
         // Separators and case do not hide one, however long the name.

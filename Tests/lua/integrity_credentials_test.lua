@@ -131,6 +131,27 @@ test("an api_key session's header, a masked custom header, Authorization and Coo
   eq(header(at_b, "X-Plain"), "kept", "other fields went on")
 end)
 
+-- Issue 46, item 14: the names real APIs give their keys, and names a session declares.
+test("real APIs' key names and a session's secret_names stay behind on a redirect, and are masked in r:curl()", function()
+  received(A); received(B)
+  local s = http.session{ secret_names = { "X-Gateway-Thing" } }
+  local keys = { ["Ocp-Apim-Subscription-Key"] = "azure-1", ["x-functions-key"] = "fn-2", ["X-Auth-Key"] = "cf-3",
+                 ["X-Storage-Pass"] = "sw-4", ["X-Gateway-Thing"] = "own-5", ["X-Plain"] = "kept" }
+  local r = s:get(via_a_to(B, "/echo?sig=sas-6"), { headers = keys })
+  eq(r.status, 200, "followed to B")
+  local at_a, at_b = only_request(A), only_request(B)
+  eq(header(at_a, "X-Gateway-Thing"), "own-5", "A, the origin asked, got it")
+  for name in pairs(keys) do
+    if name ~= "X-Plain" then eq(header(at_b, name), nil, name .. " did not reach B") end
+  end
+  eq(header(at_b, "X-Plain"), "kept", "other fields went on")
+  local shown = s:get(A .. "/echo?sig=sas-6", { headers = keys }):curl()
+  for _, secret in ipairs({ "azure-1", "fn-2", "cf-3", "sw-4", "own-5", "sas-6" }) do
+    truthy(not shown:find(secret, 1, true), secret .. " masked in r:curl(): " .. shown)
+  end
+  truthy(shown:find("kept", 1, true), "the rest shown")
+end)
+
 test("a redirect within the origin keeps them", function()
   received(A)
   local s = http.session{ auth = { api_key = { header = "X-Tenant-Key", value = "k-123" } } }

@@ -115,3 +115,18 @@ test("an error's text masks credentials in its URL; err.url keeps them for code"
 end)
 
 if h.done then h.done() end
+
+-- Issue 46, item 15: a secret query parameter (an API key in the query, a declared name) is
+-- masked where a response is shown: tostring(r), the prompt's view of it and of r.url.
+test("tostring(r) and the prompt's view mask secret query parameters; r.url keeps them", function()
+  secrets.declare_name("zz_gateway")
+  local r = http.get(BIN .. "/get?api_key=k-1&zz_gateway=g-2&page=3")
+  eq(r.json.args.api_key, "k-1", "sent whole")
+  truthy(r.url:find("api_key=k-1", 1, true), "r.url is the URL as sent")
+  local pretty = require "lunet.pretty"
+  -- (the response's first line: its body is what the server sent, shown as it is)
+  for what, text in pairs({ tostring = tostring(r), response = pretty.value(r, {}):match("^[^\n]*"), url = pretty.value(r.url, {}) }) do
+    truthy(not text:find("k-1", 1, true) and not text:find("g-2", 1, true), what .. " masks them: " .. text)
+    truthy(text:find("page=3", 1, true), what .. " keeps the rest: " .. text)
+  end
+end)

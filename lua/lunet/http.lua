@@ -127,6 +127,17 @@ local function make_session(opts, parent, implicit)
   elseif cache().is(opts.cache) then cfg.cache = opts.cache._core
   else errors.raise("argument", "option 'cache' of a session takes true, false or a cache made by http.cache{}") end
   cfg.max_body = http.parse_size(opts.max_body, "max_body")
+  -- Names of this API's credentials that no rule knows (X-My-Gateway-Key): secret for the rest
+  -- of the process, in the cache, on redirects and in everything printed (lunet.secrets).
+  if opts.secret_names ~= nil then
+    for i, name in ipairs(opts.secret_names) do
+      if type(name) ~= "string" or name == "" then
+        errors.raise("argument", string.format("option 'secret_names' is a list of names; item %d is %s", i, type(name)))
+      end
+      require("lunet.secrets").declare_name(name)
+    end
+    cfg.secret_names = nil
+  end
   local auth_flow
   if opts.auth ~= nil then cfg.auth, auth_flow = require("lunet.auth").check(opts.auth) end
   cfg.netrc = nil

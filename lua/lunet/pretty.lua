@@ -43,7 +43,12 @@ function M.lua(v, opts, depth, seen, indent)
   seen = seen or {}
   indent = indent or ""
   local tv = type(v)
-  if tv == "string" then return paint("green", short_string(v, opts.string_limit or 200)) end
+  if tv == "string" then
+    -- A URL the prompt shows (r.url) with its secret query parameters and password masked, as
+    -- the history keeps no secret; print(v) writes it whole.
+    if v:find("^%a[%w+.-]*://") then v = require("lunet.secrets").mask_url(v) end
+    return paint("green", short_string(v, opts.string_limit or 200))
+  end
   if tv == "number" or tv == "boolean" or tv == "nil" then return paint("cyan", tostring(v)) end
   if tv ~= "table" then return paint("gray", tostring(v)) end
   local mt = getmetatable(v)
@@ -128,7 +133,7 @@ function M.response(r, opts)
   local status_color = r.status < 300 and "green" or r.status < 400 and "yellow" or "red"
   local out = {}
   out[1] = paint("bold", paint(status_color, string.format("HTTP/%s %d %s", r.http_version, r.status, r.reason)))
-    .. paint("gray", string.format("  %s %s  %d bytes  %.0f ms", r.request.method, r.url, #r.body, (r.elapsed or 0) * 1000))
+    .. paint("gray", string.format("  %s %s  %d bytes  %.0f ms", r.request.method, require("lunet.secrets").mask_url(r.url), #r.body, (r.elapsed or 0) * 1000))
   for _, name in ipairs(MAIN_HEADERS) do
     for _, value in ipairs(r.headers:all(name)) do
       out[#out + 1] = paint("blue", name) .. ": " .. value
@@ -175,7 +180,12 @@ function M.value(v, opts)
     local color = v.state == "done" and "green" or v.state == "pending" and "yellow" or "red"
     return paint(color, tostring(v))
   end
-  if type(v) == "string" then return v end
+  if type(v) == "string" then
+    -- A URL (r.url) with its secret query parameters and password masked: the prompt shows no
+    -- credential, as its history keeps none; print(v) writes it whole.
+    if v:find("^%a[%w+.-]*://") then return require("lunet.secrets").mask_url(v) end
+    return v
+  end
   return M.lua(v, opts)
 end
 

@@ -59,8 +59,10 @@ Response.__index = function(r, k)
   return nil
 end
 
+-- The URL shown with its secret query parameters and password masked (an API key in the query,
+-- a signature): what is printed is never a credential (lunet.secrets). r.url keeps it whole.
 Response.__tostring = function(r)
-  return string.format("HTTP/%s %d %s (%s)", r.http_version, r.status, r.reason, r.url)
+  return string.format("HTTP/%s %d %s (%s)", r.http_version, r.status, r.reason, require("lunet.secrets").mask_url(r.url))
 end
 
 local function quote(s)

@@ -21,9 +21,13 @@ local function normal(name) return (string.gsub(string.lower(name), "[-_%. ]", "
 -- for the rest of the program: a recording written later still masks them.
 local declared = {}
 
---- Declares a header or parameter name a credential's from now on.
+--- Declares a header or parameter name a credential's from now on, for everything: what is
+--- printed and recorded here, and the core's cache keys and redirects (core.declare_secret_name).
 function M.declare_name(name)
-  if type(name) == "string" and name ~= "" then declared[normal(name)] = true end
+  if type(name) == "string" and name ~= "" then
+    declared[normal(name)] = true
+    require("lunet.core").declare_secret_name(name)
+  end
 end
 
 --- True when a header, field, parameter or key name names a credential.

@@ -1,3 +1,6 @@
+import Glibc
+import Synchronization
+
 /// Which request fields carry credentials: decided once for what lunet keeps apart and drops.
 /// The cache files a response under a digest of them (one user's answer never serves another:
 /// RFC 9111 §3.5), and a redirect to another origin goes without them (as curl drops
@@ -9,10 +12,16 @@
 /// are compared lower-cased, without "-", "_", "." and spaces.
 public enum CredentialFields {
     /// Words that make a name a credential's wherever they appear in it.
+    /// Besides the generic words, the names real APIs give their keys: Azure API Management's
+    /// Ocp-Apim-Subscription-Key, Azure Functions' x-functions-key, OpenStack Swift's and
+    /// Cloudflare's X-Auth-Key, Swift's X-Storage-Pass, Cosmos DB's master and account keys.
     static let words: [[UInt8]] = ["authorization", "authentication", "cookie", "token", "secret", "password", "passwd",
-                                   "passphrase", "apikey", "accesskey", "privatekey", "credential", "sessionid", "signature"].map { Array($0.utf8) }
-    /// Short names that are credentials only on their own.
-    static let exact: [[UInt8]] = ["auth", "pwd", "pass", "sid", "key", "jwt", "otp"].map { Array($0.utf8) }
+                                   "passphrase", "apikey", "accesskey", "privatekey", "credential", "sessionid", "signature",
+                                   "authkey", "subscriptionkey", "functionskey", "masterkey", "accountkey", "storagepass",
+                                   "licensekey"].map { Array($0.utf8) }
+    /// Short names that are credentials only on their own ("sig": a shared access signature's
+    /// query parameter, Azure Storage's).
+    static let exact: [[UInt8]] = ["auth", "pwd", "pass", "sid", "key", "jwt", "otp", "sig"].map { Array($0.utf8) }
 
     /// True when a header, parameter or key name names a credential. The name is compared in
     /// ASCII lower case without - _ . and spaces, made on the stack: a request's every own field
@@ -28,10 +37,23 @@ public enum CredentialFields {
                 }
                 let normal = UnsafeBufferPointer(rebasing: buffer[0..<n])
                 if exact.contains(where: { $0.count == n && $0.elementsEqual(normal) }) { return true }
-                return containsWord(normal)
+                if containsWord(normal) { return true }
+                return declared.isEmpty ? false : declared.contains(Array(normal))
             }
         }
     }
+
+    /// Declares `name` a credential's for the rest of the process, wherever it appears: a
+    /// session's own names for its keys (`secret_names`, an API key's field), which no word
+    /// above reveals. The cache, redirects and everything lunet prints treat it as the rest.
+    public static func declare(_ name: String) {
+        let normal = Array(name.utf8.filter { $0 != 0x2D && $0 != 0x5F && $0 != 0x2E && $0 != 0x20 }.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 })
+        guard !normal.isEmpty else { return }
+        declared.insert(normal)
+    }
+
+    /// The names declared so far, normalised as `isCredential` compares them.
+    private static let declared = DeclaredNames()
 
     /// The words by their first byte (a, c, p, s, t): one pass over the name looks only at the
     /// words that can start where it is.
@@ -81,5 +103,26 @@ public enum CredentialFields {
     /// is a credential's.
     public static func anyCredential(in headers: HTTPHeaders, declared extra: String? = nil) -> Bool {
         headers.fields.contains { isCredential($0.name) || (extra.map($0.name.caseInsensitiveEquals) ?? false) }
+    }
+}
+
+/// The declared names behind a lock (every loop asks; a script declares). `isEmpty` is read
+/// without the lock first: most programs declare none, and the common answer costs a load.
+private final class DeclaredNames: @unchecked Sendable {
+    private var names = Set<[UInt8]>()
+    private let count = Atomic<Int>(0)
+    private var mutex = pthread_mutex_t()
+    init() { pthread_mutex_init(&mutex, nil) }
+    var isEmpty: Bool { count.load(ordering: .acquiring) == 0 }
+    func insert(_ name: [UInt8]) {
+        pthread_mutex_lock(&mutex)
+        names.insert(name)
+        count.store(names.count, ordering: .releasing)
+        pthread_mutex_unlock(&mutex)
+    }
+    func contains(_ name: [UInt8]) -> Bool {
+        pthread_mutex_lock(&mutex)
+        defer { pthread_mutex_unlock(&mutex) }
+        return names.contains(name)
     }
 }

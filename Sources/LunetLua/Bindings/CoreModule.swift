@@ -29,7 +29,7 @@ enum CoreModule {
             ("response_cache", ResponseBinding.cacheStatus),
             ("sha256_file", FileBinding.sha256), ("finalize_file", FileBinding.finalize), ("file_size", FileBinding.size), ("record_file", FileBinding.record), ("lock_file", FileBinding.lockFile), ("unlock_file", FileBinding.unlockFile),
             ("destination_problem", FileBinding.destinationProblem), ("write_private", FileBinding.writePrivate), ("make_private_dirs", DirectoryBinding.makePrivateDirs), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
-            ("on_interrupt", InterruptBinding.onInterrupt), ("curl_preload", curlPreload), ("curl_preload_wait", curlPreloadWait), ("before_exit", beforeExit), ("is_secret_name", isSecretName),
+            ("on_interrupt", InterruptBinding.onInterrupt), ("curl_preload", curlPreload), ("curl_preload_wait", curlPreloadWait), ("before_exit", beforeExit), ("is_secret_name", isSecretName), ("declare_secret_name", declareSecretName),
             ("gzip", GzipBinding.gzip), ("gunzip", GzipBinding.gunzip),
             ("transfer_send", TransferBinding.transferSend), ("transfer_close_send", TransferBinding.transferCloseSend),
         ]
@@ -139,6 +139,14 @@ enum CoreModule {
         let s = LuaStack(L!)
         s.push(s.type(1) == LUA_TSTRING && CredentialFields.isCredential(s.string(1) ?? ""))
         return 1
+    }
+
+    /// core.declare_secret_name(name): `name` is a credential's for the rest of the process
+    /// (CredentialFields.declare: the cache, redirects, what is printed).
+    static let declareSecretName: lunet_SwiftFunction = { L in
+        let s = LuaStack(L!)
+        if s.type(1) == LUA_TSTRING, let name = s.string(1) { CredentialFields.declare(name) }
+        return 0
     }
 
     static let liveTransfers: lunet_SwiftFunction = { L in

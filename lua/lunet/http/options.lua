@@ -15,6 +15,7 @@ M.SESSION = {
   decompress = "boolean", max_concurrent = "number", retry = "any", wait_for_network = "boolean",
   name = "string", read_only = "boolean", host = "string",   -- a named session (lunet.session_store)
   cert = "string", cert_key = "string", cert_password = "string", netrc = "any",
+  secret_names = "table",   -- header, parameter and field names that hold this API's credentials
 }
 M.REQUEST = {
   method = "string", url = "string", query = "any", headers = "table", json = "any", form = "table",
