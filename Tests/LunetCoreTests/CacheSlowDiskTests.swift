@@ -67,6 +67,35 @@ final class CacheSlowDiskTests: XCTestCase {
     }
 }
 
+extension CacheSlowDiskTests {
+    /// Issue 46, item 17: a hit read from disk never waits for the writer. Here the writer holds
+    /// the tier's mutex and the index lock through a 2 s pause inside a write (as a slow rename
+    /// would); a read of another key, made meanwhile, must come at once.
+    func testAHitReadFromDiskDoesNotWaitForAWriteInProgress() {
+        let dir = cacheTemporaryDirectory("slow-disk-read")
+        let cache = HTTPCache(HTTPCache.Configuration(memoryLimit: 0, directory: dir))
+        let a = cacheRequest("https://example.com/already-stored")
+        _ = cache.store(request: a, response: cacheResponse(200, [("Cache-Control", "max-age=1000")], body: "A", request: a, date: cacheT0),
+                        requestTime: cacheT0, responseTime: cacheT0)
+        cache.flush()
+        let inside = DispatchSemaphore(value: 0)
+        cache.disk?.insideWriteForTests = {
+            inside.signal()
+            usleep(2_000_000)
+        }
+        let b = cacheRequest("https://example.com/being-written")
+        _ = cache.store(request: b, response: cacheResponse(200, [("Cache-Control", "max-age=1000")], body: "B", request: b, date: cacheT0),
+                        requestTime: cacheT0, responseTime: cacheT0)
+        XCTAssertEqual(inside.wait(timeout: .now() + 10), .success, "the writer reached its pause")
+        let t0 = Date()
+        XCTAssertEqual(cache.lookup(a, now: cacheT0 + 1).stored?.entry.body.string, "A")
+        let took = Date().timeIntervalSince(t0)
+        XCTAssertLessThan(took, 0.5, "the read waited for the writer: \(took) s")
+        cache.disk?.insideWriteForTests = nil
+        cache.flush()
+    }
+}
+
 /// A door the writer's thread waits at until the test opens it (at most `atMost` seconds).
 private final class Gate: @unchecked Sendable {
     private let condition = NSCondition()

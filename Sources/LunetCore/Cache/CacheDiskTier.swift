@@ -1,4 +1,5 @@
 import Glibc
+import Synchronization
 
 /// The disk tier: one file per stored response, under a directory that several processes may
 /// share.
@@ -94,6 +95,12 @@ final class CacheDiskTier {
     func openLocked() -> Bool {
         if opened { return _disabledReason == nil }
         opened = true
+        let ok = openFirstTime()
+        openState.store(ok ? Self.on : Self.off, ordering: .releasing)
+        return ok
+    }
+
+    private func openFirstTime() -> Bool {
         if let failure = Self.makeDirectories(root) {
             _disabledReason = "disk cache off: cannot create \(root): \(failure)"
             return false
@@ -119,26 +126,39 @@ final class CacheDiskTier {
     // MARK: reading
 
     /// The best entry under `key` that `accept` takes (the most recent by `Date`, then arrival),
-    /// body and all, verified; nil when there is none. Damaged files met on the way are removed.
+    /// body and all, verified; nil when there is none. Damaged files met on the way are removed
+    /// when no one holds the tier's locks (else a later read removes them).
+    ///
+    /// Without the mutex: reads run on the loop, and the writer thread holds the mutex through a
+    /// whole write (a slow rename stalled a hit 1.8 s). A reader needs no lock: a file is renamed
+    /// into place whole, and one open stays whole when it is replaced. Only the first use opens
+    /// the tier under the mutex.
     func load(key: String, accept: (CacheEntry) -> Bool) -> CacheEntry? {
-        serial { loadLocked(key: key, accept: accept) }
-    }
-
-    func loadLocked(key: String, accept: (CacheEntry) -> Bool) -> CacheEntry? {
-        guard openLocked() else { return nil }
+        switch openState.load(ordering: .acquiring) {
+        case Self.off: return nil
+        case Self.notYet: guard open() else { return nil }
+        default: break
+        }
         let dir = keyDirectory(key)
         var candidates: [(path: String, entry: CacheEntry)] = []
         for name in Self.list(dir) where !name.hasPrefix(".") {
             let p = dir + "/" + name
-            guard let e = readEntryLocked(p, withBody: false) else { continue }
+            guard let e = readEntryLocked(p, withBody: false, holdingLocks: false) else { continue }
             if e.key == key, accept(e) { candidates.append((p, e)) }
         }
         candidates.sort { $0.entry.recency > $1.entry.recency }
         for c in candidates {
-            if let full = readEntryLocked(c.path, withBody: true), full.key == key, accept(full) { return full }
+            if let full = readEntryLocked(c.path, withBody: true, holdingLocks: false), full.key == key, accept(full) { return full }
         }
         return nil
     }
+
+    /// Whether the tier was opened, as `load` reads it without the mutex.
+    static let notYet = 0, on = 1, off = 2
+    let openState = Atomic<Int>(0)
+
+    /// A test's pause inside a write, with the mutex and the index lock held (before the rename).
+    nonisolated(unsafe) var insideWriteForTests: (() -> Void)?
 
     /// Reads and checks one file. `withBody: false` reads header and metadata only (and gives an
     /// empty body); `true` also reads and checks the body, and records the access.
@@ -146,7 +166,7 @@ final class CacheDiskTier {
         serial { readEntryLocked(path, withBody: withBody) }
     }
 
-    func readEntryLocked(_ path: String, withBody: Bool) -> CacheEntry? {
+    func readEntryLocked(_ path: String, withBody: Bool, holdingLocks: Bool = true) -> CacheEntry? {
         let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }
@@ -154,7 +174,11 @@ final class CacheDiskTier {
         guard fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFREG else { return nil }
         let size = Int(st.st_size)
         func damaged() -> CacheEntry? {
-            removeIfSame(path, device: st.st_dev, inode: st.st_ino)
+            if holdingLocks {
+                removeIfSame(path, device: st.st_dev, inode: st.st_ino)
+            } else {
+                removeIfSameUncontended(path, device: st.st_dev, inode: st.st_ino)
+            }
             return nil
         }
         guard size >= CacheEntryCodec.headerSize, let headerBytes = Self.readExactly(fd, count: CacheEntryCodec.headerSize, offset: 0),
@@ -219,6 +243,7 @@ final class CacheDiskTier {
             return fail("cannot write \(final): \(Self.errorText(code))", errno: code)
         }
         return withLock {
+            insideWriteForTests?()
             var counter = readCounter()
             var old = stat()
             let existed = lstat(final, &old) == 0
@@ -244,6 +269,7 @@ final class CacheDiskTier {
     func fail(_ message: String, errno code: Int32) -> Bool {
         if code == EACCES || code == EPERM || code == EROFS {
             _disabledReason = "disk cache off: \(message)"
+            openState.store(Self.off, ordering: .releasing)
         }
         _lastError = message
         return false
@@ -273,6 +299,16 @@ final class CacheDiskTier {
     @discardableResult
     func remove(path: String) -> Bool {
         serial { openLocked() && withLock { unlinkCounted(path) } }
+    }
+
+    /// `removeIfSame` from a reader that holds no lock and must not wait: done only when the
+    /// mutex and the index lock are free at once.
+    func removeIfSameUncontended(_ path: String, device: dev_t, inode: ino_t) {
+        guard pthread_mutex_trylock(mutex) == 0 else { return }
+        defer { pthread_mutex_unlock(mutex) }
+        guard lockFD >= 0, flock(lockFD, LOCK_EX | LOCK_NB) == 0 else { return }
+        flock(lockFD, LOCK_UN)
+        removeIfSame(path, device: device, inode: inode)
     }
 
     /// Removes a damaged file if it is still the one that was read.
