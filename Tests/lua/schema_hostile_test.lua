@@ -178,3 +178,35 @@ test("hostile: control bytes from the schema or the value are escaped in message
 end)
 
 h.done()
+
+-- Issue 46, item 7: schemas that fan out. 40 definitions, each naming the next twice (through
+-- allOf or anyOf), ask for 2^40 applications: the whole validation has a budget, and past it
+-- the error says why, in bounded time; `lunet api --offline` and --check's generator too.
+local function fan_out(n, keyword)
+  local defs = {}
+  for i = 0, n - 1 do
+    local next_ref = { ["$ref"] = "#/$defs/d" .. (i + 1) }
+    defs["d" .. i] = { [keyword] = { next_ref, next_ref } }
+  end
+  defs["d" .. n] = { type = "string", minLength = 1 }
+  return { ["$defs"] = defs, ["$ref"] = "#/$defs/d0" }
+end
+
+test("a schema whose definitions fan out (2^40 applications) fails within a budget, kind schema", function()
+  local schema = require "lunet.schema"
+  for _, keyword in ipairs({ "allOf", "anyOf", "oneOf" }) do
+    local t0 = os.clock()
+    -- (anyOf stops at the first branch that holds: a value that fails them all explores them all)
+    local value = keyword == "anyOf" and 5 or "abc"
+    local ok, err = pcall(function() return schema.compile(fan_out(40, keyword)):validate(value) end)
+    truthy(not ok and type(err) == "table" and err.kind == "schema", keyword .. ": kind schema: " .. tostring(err))
+    truthy(tostring(err):find("fan out", 1, true), tostring(err))
+    truthy(os.clock() - t0 < 20, keyword .. ": bounded: " .. (os.clock() - t0) .. " s")
+  end
+  eq(schema.compile(fan_out(8, "allOf")):validate("abc"), true, "2^8 applications are nothing")
+  local gen = require "lunet.openapi.generate"
+  local doc = fan_out(40, "allOf")
+  local ctx = { rand = gen.random(1), set = { deref = function(_, s) return doc["$defs"][s["$ref"]:match("d%d+$")] end }, uri = "" }
+  local ok, err = pcall(gen.valid, ctx, doc)
+  truthy(not ok and tostring(err):find("fan out", 1, true), "the generator too: " .. tostring(err))
+end)

@@ -134,7 +134,7 @@ function Validator:validate(v)
     if self.st == nil then self.st = st end
   end
   st.busy, st.nerr, st.quiet, st.depth, st.nscope = true, 0, 0, 0, 0
-  st.regex_left, st.dropped = nil, 0
+  st.regex_left, st.dropped, st.steps = nil, 0, nil
   if self.dyn.on and self.res then st.scope[1], st.nscope = self.res, 1 end
   local ok, held = pcall(self.root, v, st, nil)
   st.busy = false

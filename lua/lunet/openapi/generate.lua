@@ -32,9 +32,17 @@ local FORMATS = {
   hostname = { "example.com" }, ipv4 = { "127.0.0.1" }, ipv6 = { "::1" }, byte = { "bHVuZXQ=" },
 }
 
+-- Schemas one generated value may resolve through $ref and allOf: a server's 40 definitions
+-- each naming the next twice would ask for 2^40.
+M.MAX_RESOLVES = 100000
+
 -- The schema with its $ref followed and allOf's object parts merged (properties, required).
 local function resolve(ctx, s)
   if type(s) ~= "table" then return {} end
+  ctx.resolves = (ctx.resolves or 0) + 1
+  if ctx.resolves > M.MAX_RESOLVES then
+    error(string.format("cannot make a value: the schema's $ref and allOf fan out past %d schemas", M.MAX_RESOLVES), 0)
+  end
   if s["$ref"] then s = ctx.set:deref(s, ctx.uri, ctx.uri) end
   if s.allOf then
     local merged = { type = s.type, properties = {}, required = {} }
@@ -112,6 +120,7 @@ end
 
 --- A value schema `s` allows (found in document ctx.uri; ctx.rand, ctx.set).
 function M.valid(ctx, s, depth)
+  if not depth then ctx.resolves = 0 end   -- each value its own budget
   depth = depth or 0
   if depth > 32 then error("cannot make a value: the schema requires itself more than 32 levels deep", 0) end
   s = resolve(ctx, s)
@@ -154,6 +163,7 @@ end
 --- A value schema `s` forbids, made from an allowed one, and what was broken; nil when
 --- nothing can be broken (a schema that allows anything).
 function M.invalid(ctx, s)
+  ctx.resolves = 0
   s = resolve(ctx, s)
   local r = ctx.rand
   local t = type_of(s)

@@ -19,6 +19,27 @@ local fail, show = report.fail, value.show
 local MAX_DEPTH = 2000
 M.MAX_DEPTH = MAX_DEPTH
 
+-- Schemas one validation may apply through allOf, anyOf, oneOf and $ref, in all: a document's
+-- schemas come from a server, and 40 definitions each naming the next twice (4 KB) ask for 2^40
+-- applications. Enough for any real document and value (a million items each checked against a
+-- few referenced schemas), and found within a second or two past it.
+local MAX_STEPS = 20000000
+M.MAX_STEPS = MAX_STEPS
+
+local function too_much(where)
+  require("lunet.errors").raise("schema", report.printable(string.format("validation applied more than %d schemas through " ..
+    "allOf, anyOf, oneOf and $ref (at %s): schemas that fan out (each naming the next more than once)",
+    MAX_STEPS, where == "" and "the root" or where)))
+end
+
+--- Counts `n` applications against the validation's budget (st.steps, MAX_STEPS when unset).
+local function spend(st, n, where)
+  local left = (st.steps or MAX_STEPS) - n
+  st.steps = left
+  if left < 0 then too_much(where) end
+end
+M.spend = spend
+
 local function merge(ann, la)
   kw_object.merge(ann, la)
   kw_array.merge(ann, la)
@@ -39,7 +60,9 @@ local function all_of(ctx, node, info, add)
   local fns = list_arg(ctx, node, info, "allOf")
   if not fns then return end
   local n = #fns
+  local where = ctx:where(info, "allOf")
   add("any", function(v, st, ann)
+    spend(st, n, where)
     local ok = true
     for i = 1, n do
       if not fns[i](v, st, ann) then
@@ -54,6 +77,7 @@ end
 local function any_of(fns, where)
   local n = #fns
   return function(v, st, ann)
+    spend(st, n, where)
     st.quiet = st.quiet + 1
     local any = false
     for i = 1, n do
@@ -73,6 +97,7 @@ end
 local function one_of(fns, where)
   local n = #fns
   return function(v, st, ann)
+    spend(st, n, where)
     st.quiet = st.quiet + 1
     local first, second, keep
     for i = 1, n do
@@ -173,7 +198,11 @@ function M.ref_handler(ctx, node, info, add)
   local where = ctx:where(info, "$ref")
   if type(ref) ~= "string" then ctx:fail(where, "$ref must be a string") end
   local target, tinfo = ctx.reg:resolve(ref, info.base, where)
-  add("any", M.call(ctx, target, tinfo))
+  local f = M.call(ctx, target, tinfo)
+  add("any", function(v, st, ann)
+    spend(st, 1, where)
+    return f(v, st, ann)
+  end)
 end
 
 --- $dynamicRef: like $ref, unless it names a $dynamicAnchor that its target has; then the
