@@ -120,6 +120,9 @@ struct RareTransferOptions: Sendable, Equatable {
     /// SigV4 keys: the request is signed with them, again after a redirect within its origin.
     var awsCredentials: AWSCredentials?
     var secretHeader: String?
+    /// A gRPC call's max_message: each message's length prefix is checked as the body arrives
+    /// (GRPCFrameGuard).
+    var grpcMaxMessage: Int?
     var clientCertificate: String?
     var clientKey: String?
     var clientKeyPassword: String?
@@ -134,6 +137,7 @@ struct RareTransferOptions: Sendable, Equatable {
         if let curlAuth { r.curlAuth = curlAuth }
         if let awsCredentials { r.awsCredentials = awsCredentials }
         if let secretHeader { r.secretHeader = secretHeader }
+        if let grpcMaxMessage { r.grpcMaxMessage = grpcMaxMessage }
         if let clientCertificate { r.clientCertificate = clientCertificate }
         if let clientKey { r.clientKey = clientKey }
         if let clientKeyPassword { r.clientKeyPassword = clientKeyPassword }
@@ -195,6 +199,11 @@ public struct TransferOptions: Sendable, Equatable {
     public var secretHeader: String? {
         get { rare?.value.secretHeader }
         set { rareOptions.secretHeader = newValue }
+    }
+    /// A gRPC call's max_message, checked against each length prefix as the body arrives.
+    public var grpcMaxMessage: Int? {
+        get { rare?.value.grpcMaxMessage }
+        set { rareOptions.grpcMaxMessage = newValue }
     }
     /// A client certificate (PEM), its private key when not in the same file, and the key's
     /// passphrase: for servers that ask the client to prove who it is (mutual TLS).

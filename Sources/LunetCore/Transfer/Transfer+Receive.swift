@@ -64,6 +64,10 @@ extension Transfer {
             queueChunk(data, n)
             return nil
         }
+        if grpcGuard != nil, success, !grpcGuard!.feed(UnsafeRawBufferPointer(start: data, count: n)) {
+            let g = grpcGuard!
+            return LunetError(.tooLarge, "a gRPC message announces \(g.announced ?? 0) bytes, more than max_message (\(g.max))", url: currentURL)
+        }
         if let maxBody, body.count + n > maxBody {
             return LunetError(.tooLarge, "the body is larger than max_body (\(maxBody) bytes)", url: currentURL)
         }

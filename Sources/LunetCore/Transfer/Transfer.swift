@@ -51,6 +51,8 @@ public final class Transfer {
     /// Set from a callback that stopped the transfer on purpose (a body over max_body).
     var abortReason: LunetError?
     let maxBody: Int?
+    /// A gRPC call's answer: its messages' length prefixes checked as they arrive.
+    var grpcGuard: GRPCFrameGuard?
     /// The status of the response being received (each redirect or 100 starts a new one).
     var currentStatus = 0
     /// The blank line that ends the current response's header block has arrived. libcurl 7.88
@@ -123,6 +125,7 @@ public final class Transfer {
 
     public init(request: consuming HTTPRequest, completion: @escaping Completion) {
         self.maxBody = request.options.maxBody
+        if let max = request.options.grpcMaxMessage { grpcGuard = GRPCFrameGuard(max: max) }
         self.completion = completion
         self.request = request   // moved in: the last use
     }

@@ -349,6 +349,7 @@ enum TransferBinding {
         case "follow": o.followRedirects = s.bool(-1)
         case "max_redirects": guard let v = s.integer(-1) else { return false }; o.maxRedirects = v
         case "max_body": o.maxBody = s.bool(-1) ? s.integer(-1) : Int.max   // false: no limit
+        case "_grpc_max_message": guard let v = s.integer(-1) else { return false }; o.grpcMaxMessage = v
         case "insecure": o.insecure = s.bool(-1)
         case "ca_file": guard let v = s.string(-1) else { return false }; o.caFile = v
         case "proxy": guard let v = s.string(-1) else { return false }; o.proxy = v

@@ -104,7 +104,7 @@ local function send(session, request)
   if request.stream or pipeline.pipeline_of(session) ~= nil then return session:request(request) end
   local t = pipeline.send_built(session, {
     method = "POST", url = request.url, headers = request.headers, body = request.body,
-    timeout = request.timeout, max_body = request.max_body,
+    timeout = request.timeout, max_body = request.max_body, _grpc_max_message = request._grpc_max_message,
   })
   if request.cancel then request.cancel:_add(t) end
   return t:await()
@@ -125,6 +125,8 @@ function M.open(client, method, bodies, opts)
   request.stream = method.server_streaming == true
   if request.stream then c.reader = frames.reader(c.max) end
   request.max_body = not request.stream and c.max + 5 or nil
+  -- A unary answer is read whole, but a length prefix over max_message is refused as it comes.
+  request._grpc_max_message = not request.stream and c.max or nil
   local ok, r = pcall(send, client.session, request)
   if not ok and client.h2c and retryable(r) then
     -- A shared h2c connection that the server closed meanwhile (a restart, an idle limit): on

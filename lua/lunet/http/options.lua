@@ -34,6 +34,8 @@ M.REQUEST = {
   -- used by lunet.grpc: a body sent in pieces (core.transfer_send), and the transfer's number
   -- handed over as soon as it is started
   _send_stream = "boolean", _on_transfer = "function",
+  -- a unary answer's max_message, checked against each length prefix as the body arrives
+  _grpc_max_message = "number",
   -- used by the command line (-v): keep the head libcurl sent
   _record_head = "boolean",
   -- used by lunet.auth: a token request is not recorded (its answer is the token)

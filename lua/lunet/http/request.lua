@@ -85,6 +85,7 @@ function M.build(session, opts)
     events_handler = opts._on_events or (opts.on_chunk and chunks_to(opts.on_chunk)),
     upload_file = opts._upload_file, cache_policy = opts.cache, record_head = opts._record_head,
     offline_miss_504 = offline_miss_504(opts.offline_miss), long_lived = opts._long_lived, send_stream = opts._send_stream,
+    _grpc_max_message = opts._grpc_max_message,
   }
 end
 
