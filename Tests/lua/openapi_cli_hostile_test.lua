@@ -119,3 +119,14 @@ test("the exit status of each failure", function()
 end)
 
 h.done()
+
+-- Issue 46, item 18: `lunet api URL --timeout N` bounds the document's fetch too (it was 30 s).
+test("--timeout bounds the fetch of a document that never comes", function()
+  local stall = h.env("LUNET_HOSTILE") .. "/stall"
+  local t0 = require("lunet.core").now()
+  local code, _, err = api(q(stall) .. " --timeout 1")
+  local took = require("lunet.core").now() - t0
+  eq(code, 2, err)
+  truthy(err:find("timeout", 1, true), err)
+  truthy(took < 5, "within its --timeout, not 30 s: " .. took .. " s")
+end)

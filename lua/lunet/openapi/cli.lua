@@ -189,12 +189,23 @@ local function list_operations(api)
   return 0
 end
 
+-- The one-shot --timeout among the words passed on (a number of seconds), or nil: the
+-- document's fetch keeps it too, not only the call.
+local function timeout_of(passed)
+  for i, a in ipairs(passed) do
+    local v = a:match("^%-%-timeout=(.+)$") or (a == "--timeout" and passed[i + 1])
+    if v then return tonumber(v) end
+  end
+  return nil
+end
+
 --- Runs `lunet api` with the words after `api`; the exit status.
 function M.main(argv)
   local words, own, passed = split(argv)
   if not words then complain(own) return 2 end
   if #words == 0 then io.stdout:write(M.USAGE, "\n") return own.help and 0 or 2 end
-  local ok, api = pcall(require("lunet.openapi").open, words[1], { base_url = own.base_url, validate = not own.no_validate })
+  local ok, api = pcall(require("lunet.openapi").open, words[1],
+    { base_url = own.base_url, validate = not own.no_validate, timeout = timeout_of(passed) })
   if not ok then complain(errors.describe(api)) return 2 end
   if own.check then return require("lunet.openapi.check").main(api, own, words) end
   if #words == 1 then
