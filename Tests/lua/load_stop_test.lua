@@ -95,3 +95,33 @@ return function(vu) sleep(0.2) end]], ".lua")
   truthy(dropped > 100, "most of the 200 due were dropped: " .. dropped)
   truthy(out:find(dropped .. " iterations dropped", 1, true), "said after the summary: " .. out)
 end)
+
+-- Issue 46, item 2: an iteration that never yields (a CPU-bound loop, even one inside pcall)
+-- stops every timer of the one loop; its coroutine's hook stops it at the schedule's end and
+-- graceful stop, at once on a second Ctrl-C, and within graceful_stop on SIGTERM.
+local SPINS = [[
+options = { scenarios = { s = { executor = "constant-vus", vus = 1, duration = "%s", graceful_stop = "%s" } } }
+return function(vu) while true do pcall(function() while true do end end) end end]]
+
+test("an iteration that never yields is stopped at the schedule's end and graceful stop, counted as interrupted", function()
+  local script = h.temp_file(string.format(SPINS, "1s", "1s"), ".lua")
+  local export = h.tmpname()
+  local t0 = now()
+  local code, out = h.run("timeout 60 " .. q(LUNET) .. " load " .. q(script) .. " --quiet --summary-export " .. q(export) .. " 2>&1")
+  local took = now() - t0
+  eq(code, 0, out)
+  truthy(took < 6, "about 1 s + 1 s, not for ever: " .. took .. " s")
+  local m = json.decode(assert(h.read_file(export))).metrics
+  eq(m.interrupted_iterations and m.interrupted_iterations.count, 1, "the spinning iteration was cut off")
+end)
+
+test("a spinning iteration: a second Ctrl-C stops it at once, SIGTERM within graceful_stop", function()
+  local code, out, took, export = run_with_signals(string.format(SPINS, "30s", "20s"), { { 1.5, "INT" }, { 1.8, "INT" } })
+  eq(code, 130, out)
+  truthy(took < 3, "at once after the second Ctrl-C: " .. took .. " s")
+  truthy(export and export.metrics, "the summary export was written")
+  code, out, took, export = run_with_signals(string.format(SPINS, "30s", "2s"), { { 1.5, "TERM" } })
+  eq(code, 130, out)
+  truthy(took < 5, "within graceful_stop (2 s): " .. took .. " s")
+  truthy(export and export.metrics, "the summary export was written")
+end)

@@ -388,6 +388,7 @@ function M.run(c, stdout, stderr)
   local ticker = start_ticker(run, p, c, out_file, stderr, to_terminal, main, live)
   pcall(main.await, main)
   pcall(ticker.await, ticker)
+  core.vu_stop_after(nil)   -- the VUs' hook and its timer off: the run is over
   core.on_interrupt(nil)
   if to_terminal then stderr:write("\r\27[K") end
   local elapsed = run:elapsed()

@@ -30,6 +30,7 @@ enum CoreModule {
             ("sha256_file", FileBinding.sha256), ("finalize_file", FileBinding.finalize), ("file_size", FileBinding.size), ("record_file", FileBinding.record), ("lock_file", FileBinding.lockFile), ("unlock_file", FileBinding.unlockFile),
             ("destination_problem", FileBinding.destinationProblem), ("write_private", FileBinding.writePrivate), ("make_private_dirs", DirectoryBinding.makePrivateDirs), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
             ("on_interrupt", InterruptBinding.onInterrupt), ("curl_preload", curlPreload), ("curl_preload_wait", curlPreloadWait), ("before_exit", beforeExit), ("is_secret_name", isSecretName), ("declare_secret_name", declareSecretName),
+            ("vu_hook", vuHook), ("vu_stop_after", vuStopAfter), ("vu_grace", vuGrace),
             ("gzip", GzipBinding.gzip), ("gunzip", GzipBinding.gunzip),
             ("transfer_send", TransferBinding.transferSend), ("transfer_close_send", TransferBinding.transferCloseSend),
         ]
@@ -250,6 +251,23 @@ enum CoreModule {
         s.push(before.0)
         s.push(before.1)
         return 2
+    }
+
+    /// core.vu_hook(): `lunet load`'s hook on the calling coroutine (a VU's), which raises
+    /// `cancelled` there once core.vu_stop_after's time has come, or a second Ctrl-C (vu_stop.c).
+    /// core.vu_stop_after(seconds): request that stop after `seconds` (0: now); nil: lift it all.
+    /// core.vu_grace(seconds): what a first Ctrl-C or SIGTERM leaves the VUs before their stop.
+    static let vuHook: lunet_SwiftFunction = { L in
+        lunet_vu_hook_arm(L!)   // L: the coroutine that called
+        return 0
+    }
+    static let vuStopAfter: lunet_SwiftFunction = { L in
+        if let seconds = LuaStack(L!).number(1) { lunet_vu_stop_after(seconds) } else { lunet_vu_stop_reset() }
+        return 0
+    }
+    static let vuGrace: lunet_SwiftFunction = { L in
+        lunet_vu_grace(LuaStack(L!).number(1) ?? 30)
+        return 0
     }
 
     /// core.deadline(seconds): the running coroutine (and those it creates) is stopped with a

@@ -44,6 +44,9 @@ enum InterruptBinding {
             action.__sigaction_handler.sa_handler = { _ in
                 var byte: UInt8 = 1
                 _ = write(InterruptBinding.pipe[1], &byte, 1)
+                // The loop may never read that byte (a VU spinning in `lunet load`): the VUs'
+                // hook hears it here (vu_stop.c; nothing without VU hooks armed).
+                lunet_vu_signal()
             }
             sigemptyset(&action.sa_mask)
             action.sa_flags = SA_RESTART

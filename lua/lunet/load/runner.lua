@@ -142,11 +142,16 @@ end
 
 -- A VU's work as a task, counted in the vus gauge while it runs, however it ends (a task
 -- cancelled at a stop never runs its own code again: the continuation counts it out).
-function Run:spawn_vu(fn, vu, ...)
+function Run:spawn_vu(sc, fn, vu, ...)
   self.vus = self.vus + 1
   local t = task.spawn(fn, vu, ...)
   t._vu = vu
-  t:continue(function() self.vus = self.vus - 1 end)
+  t:continue(function()
+    self.vus = self.vus - 1
+    -- Ended inside an iteration without returning from it: the hook stopped an iteration that
+    -- never yielded (core.vu_hook): interrupted too.
+    if vu._in_iteration then self:interrupted(sc, t) end
+  end)
   return t
 end
 
@@ -176,11 +181,12 @@ function Run:run_closed(sc, st, fn)
   end
   local function loop(vu)
     self.current[coroutine.running()] = vu   -- one coroutine a VU's loop: said once
+    core.vu_hook()   -- an iteration that never yields can still be stopped (vu_stop.c)
     local at = now()
     while may_start(vu, at) do at = self:iterate(sc, vu, fn, at) end
   end
   if e ~= "ramping-vus" then
-    for _ = 1, executors.max_vus(sc) do tasks[#tasks + 1] = self:spawn_vu(loop, self:new_vu(sc)) end
+    for _ = 1, executors.max_vus(sc) do tasks[#tasks + 1] = self:spawn_vu(sc, loop, self:new_vu(sc)) end
     return tasks
   end
   -- ramping-vus: every 50 ms the first N VUs are wanted, N as the ramp says. A VU no longer
@@ -197,7 +203,7 @@ function Run:run_closed(sc, st, fn)
         if not vu then vu = self:new_vu(sc); vus[i] = vu end
         vu._wanted, vu._unwanted_since = true, nil
         if not vu._loop or vu._loop.state ~= "pending" then
-          vu._loop = self:spawn_vu(loop, vu)
+          vu._loop = self:spawn_vu(sc, loop, vu)
           tasks[#tasks + 1] = vu._loop
         end
       elseif vu._wanted then
@@ -224,6 +230,7 @@ function Run:run_open(sc, st, fn)
   local tasks, started = {}, 0
   local function one(vu)
     self.current[coroutine.running()] = vu
+    core.vu_hook()
     self:iterate(sc, vu, fn)
     idle[#idle + 1] = vu
   end
@@ -236,7 +243,7 @@ function Run:run_open(sc, st, fn)
       if #idle == 0 and allocated < sc.max_vus then make() end
       local vu = table.remove(idle)
       if vu then
-        tasks[#tasks + 1] = self:spawn_vu(one, vu)
+        tasks[#tasks + 1] = self:spawn_vu(sc, one, vu)
       else
         self.registry:add(self.m.dropped, 1, sc._tags, sc._key)
         if not sc._dropped_said and self.on_dropped then
@@ -305,10 +312,21 @@ end
 
 --- How often a scenario waiting for its iterations to finish looks whether the run was stopped.
 M.STOP_POLL = 0.1
+--- How long after a VU should have been cancelled its hook stops it, if it never yielded.
+M.HOOK_MARGIN = 0.5
 
 --- Starts every scenario; a task that settles when all are done.
 function Run:start()
   self.started = now()
+  -- Past the whole schedule and its graceful stops, an iteration still spinning (one that never
+  -- yields stops every timer) is stopped by its coroutine's hook.
+  local last, longest_grace = 0, 0
+  for _, sc in ipairs(self.plan.scenarios) do
+    last = math.max(last, sc.start_time + executors.length(sc) + sc.graceful_stop)
+    longest_grace = math.max(longest_grace, sc.graceful_stop)
+  end
+  core.vu_stop_after(last + M.HOOK_MARGIN)
+  core.vu_grace(math.min(30, longest_grace))
   local list = {}
   for _, sc in ipairs(self.plan.scenarios) do
     list[#list + 1] = task.spawn(function() self:run_scenario(sc) end)
@@ -324,6 +342,10 @@ function Run:stop(grace)
   self.stopped_at = self.stopped_at or now()
   -- A second stop (Ctrl-C again) may only shorten the grace, measured from the first.
   self.grace = math.min(self.grace or grace, grace)
+  local longest = 0
+  for _, sc in ipairs(self.plan.scenarios) do longest = math.max(longest, sc.graceful_stop) end
+  local left = self.stopped_at + math.min(self.grace, longest) - now()
+  core.vu_stop_after(left > 0 and left + M.HOOK_MARGIN or 0)
   for _, st in pairs(self.active) do st.stopping = st.stopping or false end
 end
 
