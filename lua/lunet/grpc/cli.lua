@@ -18,6 +18,7 @@ usage: lunet grpc [options] HOST:PORT list [SERVICE]
        lunet grpc [options] HOST:PORT describe SYMBOL
        lunet grpc [options] HOST:PORT SERVICE/METHOD [JSON | -d JSON | -d @]
   --plaintext          HTTP/2 without TLS (h2c); TLS otherwise
+                       (grpcurl's one-dash spellings work too: -plaintext, -import-path DIR)
   --insecure           TLS without checking the server's certificate
   --cacert FILE        check the server's certificate against FILE
   -H 'name: value'     metadata (again for more; -bin names take the raw value)
@@ -43,7 +44,20 @@ local function complain(text)
   io.stderr:write("lunet grpc: ", text, "\n")
 end
 
+-- grpcurl's flags are Go's: one dash (-plaintext, -d, -import-path=DIR) or two. A word of one
+-- dash that names a long option of lunet grpc is read as that option.
+local function go_flags(argv)
+  local out = {}
+  for i, a in ipairs(argv) do
+    local name, rest = a:match("^%-(%a[%w-]+)(=?.*)$")
+    local long = name and #name > 1 and ("--" .. name)
+    if long and (TAKES[long] or FLAGS[long]) then out[i] = long .. rest else out[i] = a end
+  end
+  return out
+end
+
 local function parse(argv)
+  argv = go_flags(argv)
   local c = require("lunet.load.argv").read(argv, { takes = TAKES, flags = FLAGS, lists = { header = true, import_path = true },
     help = "lunet grpc --help" }, usage, function(c, w) c.words = c.words or {}; c.words[#c.words + 1] = w end)
   c.words = c.words or {}

@@ -50,6 +50,13 @@ function M.symbol(client, symbol)
   end
   local m = client.descriptors:method(symbol)
   if m then return symbol .. " is a method:\n" .. method_line(m) end
+  -- grpcurl's form of a method: package.Service.Method (a dot where lunet writes a slash)
+  local service_name, method_name = symbol:match("^(.+)%.([^./]+)$")
+  if service_name and not symbol:find("/", 1, true) then
+    if client.reflection then pcall(require("lunet.grpc.reflection").load_symbol, client, client.descriptors, service_name) end
+    local dotted = client.descriptors.services[service_name] and client.descriptors:method(service_name .. "/" .. method_name)
+    if dotted then return service_name .. "/" .. method_name .. " is a method:\n" .. method_line(dotted) end
+  end
   local d = find_message(client, symbol)
   if not d then errors.raise("argument", "grpc: no service, method or message named '" .. symbol .. "'") end
   local lines = { "message " .. symbol:match("([^.]+)$") .. " {  // " .. symbol }
