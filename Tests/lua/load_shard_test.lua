@@ -306,3 +306,15 @@ return function(vu) vu.session:get(%q) end]], NGINX .. "/small.txt"))
   truthy(line == nil and err:find("over 1 MB", 1, true), "refused past the bound: " .. tostring(err))
   eq(#assert(merge.last_line(big)), 3 << 20, "read under the default bound")
 end)
+
+-- Issue 47, item 7: a shard with nothing to run (a test of fewer VUs than shards) says so.
+test("a shard left with no VU says it has nothing to run", function()
+  local script = h.temp_file([[
+options = { vus = 1, duration = "1s" }
+return function(vu) sleep(0.1) end]])
+  local code, out = h.run("JOB_COMPLETION_INDEX=1 " .. q(LUNET) .. " load -q " .. q(script) .. " --shards 2 2>&1")
+  eq(code, 0, out)
+  truthy(out:find("shard 1 of 2 has nothing to run", 1, true), out)
+  code, out = h.run("JOB_COMPLETION_INDEX=0 " .. q(LUNET) .. " load -q " .. q(script) .. " --shards 2 2>&1")
+  truthy(code == 0 and not out:find("nothing to run", 1, true), "shard 0 has the VU: " .. out)
+end)

@@ -187,7 +187,13 @@ local function prepare(c, stderr)
     plan = options.plan(rawget(env, "options"), { vus = c.vus, duration = c.duration, iterations = c.iterations, rate = c.rate })
     th_list = thresholds.parse(plan.thresholds)
   end)
-  if ok and c.shard_count then shard.apply(plan, c.shard_index, c.shard_count) end
+  if ok and c.shard_count then
+    shard.apply(plan, c.shard_index, c.shard_count)
+    if shard.idle(plan) then
+      stderr:write(string.format("lunet load: shard %d of %d has nothing to run: the test has fewer VUs than shards " ..
+        "(give --vus at least --shards, or fewer shards)\n", c.shard_index, c.shard_count))
+    end
+  end
   if not ok then
     if type(err) == "table" and err.usage then stderr:write("lunet load: ", err.usage, "\n"); return nil, 2 end
     error(err, 0)

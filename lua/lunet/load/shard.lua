@@ -54,6 +54,19 @@ function M.apply(plan, index, count)
   return plan
 end
 
+--- Whether shard `plan` (M.apply's) has nothing to run: every scenario's stripe holds no VU
+--- (a test of fewer VUs than shards: `--shards 8` of `--vus 1`). Ramps and arrival schedules,
+--- striped as they run, always have something.
+function M.idle(plan)
+  if not plan.shard then return false end
+  for _, sc in ipairs(plan.scenarios) do
+    local e = sc.executor
+    local closed = e == "shared-iterations" or e == "per-vu-iterations" or e == "constant-vus"
+    if not closed or (sc.vus or 0) > 0 then return false end
+  end
+  return true
+end
+
 --- The whole test's VU number of a shard's `local_id`-th VU (1-based): unique across shards.
 function M.vu_id(local_id, shard)
   if not shard then return local_id end
