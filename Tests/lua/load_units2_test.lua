@@ -118,9 +118,9 @@ end)
 
 test("options: durations in seconds from numbers and strings; what is not one", function()
   local cases = { { "30s", 30 }, { "1m30s", 90 }, { "500ms", 0.5 }, { "2h", 7200 }, { "1.5s", 1.5 }, { "1h2m3s", 3723 },
-                  { "0s", 0 }, { "1m0.5s", 60.5 }, { 0, 0 }, { 2.5, 2.5 }, { 90, 90 } }
+                  { "0s", 0 }, { "1m0.5s", 60.5 }, { 0, 0 }, { 2.5, 2.5 }, { 90, 90 }, { "30", 30 }, { "2.5", 2.5 } }
   for _, c in ipairs(cases) do eq({ options.duration(c[1], "d") }, { c[2] }, tostring(c[1])) end
-  for _, bad in ipairs{ "30", "1d", "s", "1.5.5s", "-1s", " 30s", "30s ", "30 s", "1S", "soon" } do
+  for _, bad in ipairs{ "1d", "s", "1.5.5s", "-1s", " 30s", "30s ", "30 s", "1S", "soon" } do
     local v, err = options.duration(bad, "x.duration")
     eq(v, nil, "'" .. bad .. "'")
     truthy(err:find("x.duration: '" .. bad .. "' is not a duration", 1, true), err)
@@ -345,4 +345,15 @@ test("the report counts a long run's rows by their span: per-second rates drawn,
   local html = report.html({ series = { { t = 0, reqs = 10, failed = 1, vus = 2, span = 4 }, { t = 4, reqs = 5, failed = 0, vus = 2, span = 4 } } })
   truthy(html:find("<b>60</b><span>requests</span>", 1, true), "(10 + 5) a second over 4 s each:\n" .. html:sub(1, 3000))
   truthy(html:find("failed (4)", 1, true), "failures too")
+end)
+
+-- Issue 47, item 6: `--duration 3` is seconds; a script that cannot be read is a usage error.
+test("a plain number is seconds; a missing script exits 2", function()
+  local options = require "lunet.load.options"
+  eq({ options.duration("3", "--duration"), options.duration("2.5", "--duration"), options.duration("1m30s", "--duration") }, { 3, 2.5, 90 })
+  local bad = select(2, options.duration("3x", "--duration"))
+  h.truthy(bad and bad:find("is not a duration", 1, true), tostring(bad))
+  local code, out = h.run(h.lunet() .. " load /nonexistent/nosuch.lua 2>&1")
+  eq(code, 2, out)
+  h.truthy(out:find("nosuch.lua", 1, true), out)
 end)

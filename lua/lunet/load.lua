@@ -134,7 +134,7 @@ end
 local function load_script(path, state)
   local env = script_env(state)
   local f, ferr = io.open(path, "rb")
-  if not f then return nil, ferr end
+  if not f then return nil, ferr, 2 end   -- no such script: a usage error, as k6's
   local text = f:read("a")
   f:close()
   state.script_text = text
@@ -180,8 +180,8 @@ local function prepare(c, stderr)
   local current = setmetatable({}, { __mode = "k" })   -- coroutine -> its VU (lunet.load.runner)
   local state = { registry = registry, checks = new_checks(), checks_metric = registry:metric("checks", "rate"), tag_sets = {},
                   current = function() return current[coroutine.running()] end }
-  local env, fn = load_script(c.script, state)
-  if not env then stderr:write("lunet load: ", tostring(fn), "\n"); return nil, 1 end
+  local env, fn, status = load_script(c.script, state)
+  if not env then stderr:write("lunet load: ", tostring(fn), "\n"); return nil, status or 1 end
   local plan, th_list
   local ok, err = pcall(function()
     plan = options.plan(rawget(env, "options"), { vus = c.vus, duration = c.duration, iterations = c.iterations, rate = c.rate })

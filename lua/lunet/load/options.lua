@@ -13,6 +13,9 @@ function M.duration(v, what)
     return v
   end
   if type(v) ~= "string" or v == "" then return nil, string.format("%s: a duration (\"30s\", \"1m30s\", \"500ms\") expected, got %s", what, type(v)) end
+  -- A plain number is seconds, as k6 reads `--duration 3` and a number in a script.
+  local plain = v:match("^%d+%.?%d*$") and tonumber(v)
+  if plain then return plain end
   local total, rest = 0, v
   while rest ~= "" do
     local n, unit, after = rest:match("^(%d+%.?%d*)(%a+)(.*)$")
