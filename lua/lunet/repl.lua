@@ -138,7 +138,8 @@ lunet: Lua 5.4 with an HTTP client. Type Lua; expressions print their value, `_`
   .history         earlier lines      .save FILE       this session's lines as a script
   .load FILE       run a Lua file here
   .save session NAME [VARIABLE]       a session's headers, auth and cookies, for
-                                      http.session{ name = NAME } and lunet --session NAME]]
+                                      http.session{ name = NAME, host = "HOST:PORT" } and
+                                      lunet --session NAME HOST:PORT/...]]
 
 local BUILTIN = (package.loaded["lunet.prelude"] or {}).builtins or {}
 
@@ -179,7 +180,11 @@ local function save_session(args)
   end
   local ok, path = pcall(_G[var].save, _G[var], name)
   if not ok then return nil, require("lunet.errors").describe(path) end
-  return string.format("saved session %s as %s (%s); http.session{ name = %q } loads it", var, name, path, name)
+  -- What loads it: a bare name is kept per host, so the host goes with it (the session's own).
+  local host = _G[var].base_url and require("lunet.url").origin(_G[var].base_url)
+  local how = host and string.format("http.session{ name = %q, host = %q }", name, host)
+    or string.format("http.session{ name = %q }", path)
+  return string.format("saved session %s as %s (%s); %s loads it", var, name, path, how)
 end
 
 --- Runs a dot-command; returns the text to print (or nil, error message).

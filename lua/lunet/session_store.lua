@@ -30,6 +30,21 @@ function M.host_dir(host)
   return (dir:gsub(":", "_"))
 end
 
+-- The loopback host's spellings: one machine, one folder ("localhost"; the `:8080` shorthand
+-- means localhost, and docs write 127.0.0.1).
+local LOOPBACK = { ["localhost"] = true, ["127.0.0.1"] = true, ["[::1]"] = true }
+
+--- The folder of a host as sessions are kept: host_dir's, with every loopback spelling as
+--- "localhost" (and the folders a loopback session may have been saved in before, to read).
+function M.host_dirs(host)
+  local dir = M.host_dir(host)
+  if not dir then return nil end
+  local name, port = dir:match("^(.-)(_%d+)$")
+  name, port = name or dir, port or ""
+  if not LOOPBACK[name] and not LOOPBACK[(name:gsub("_", ":"))] then return dir, {} end
+  return "localhost" .. port, { "127.0.0.1" .. port, "[__1]" .. port }
+end
+
 --- The file a session name stands for, for requests to `host` (a URL or host[:port]).
 function M.path(name, host)
   if type(name) ~= "string" or name == "" then errors.raise("argument", "a session name must be a non-empty string") end
@@ -37,13 +52,22 @@ function M.path(name, host)
   if not name:find("^[%w._-]+$") or name:find("^%.") then
     errors.raise("argument", string.format("session name '%s' may only have letters, digits, '.', '_' and '-' (or give a path with a '/')", name))
   end
-  local dir = M.host_dir(host)
+  local dir, older = M.host_dirs(host)
   if not dir then
     errors.raise("argument", string.format("session '%s' is kept per host (so that its credentials go to that host only): give the session a base_url or host = \"HOST:PORT\", or give a file path", name))
   end
   local base = os.getenv("XDG_CONFIG_HOME")
   if not base or base == "" then base = (os.getenv("HOME") or ".") .. "/.config" end
-  return base .. "/lunet/sessions/" .. dir .. "/" .. name .. ".json"
+  local path = base .. "/lunet/sessions/" .. dir .. "/" .. name .. ".json"
+  -- A loopback session saved under another spelling before: found where it is.
+  for _, d in ipairs(older) do
+    local other = base .. "/lunet/sessions/" .. d .. "/" .. name .. ".json"
+    local f = io.open(path, "rb")
+    if f then f:close() break end
+    f = io.open(other, "rb")
+    if f then f:close() return other end
+  end
+  return path
 end
 
 -- Headers a session never keeps: they describe one request's body or condition (as HTTPie).
@@ -132,7 +156,8 @@ function M.write(path, session)
     local ok, err = core.make_private_dirs(dir)
     if not ok then errors.raise("io", err) end
   end
-  local lock, lerr = core.lock_file(path .. ".lock")
+  -- The folder is the lock (a file beside the session's would stay behind after every save).
+  local lock, lerr = core.lock_file(dir and dir ~= "" and dir or ".")
   if not lock then errors.raise("io", lerr) end
   local ok, err = pcall(function()
     local current = M.read(path)
@@ -154,7 +179,14 @@ end
 function M.open(make, opts)
   local host = opts.host or opts.base_url
   local path = M.path(opts.name, host)
-  local stored = M.read(path) or {}
+  local stored = M.read(path)
+  if not stored and not M.quiet_new then
+    -- Say so: a name misspelt, or kept for another host, would otherwise open empty in silence.
+    -- (The command line's --session makes one on first use, as HTTPie's does: M.quiet_new.)
+    io.stderr:write(string.format("lunet: session '%s' has no file yet (%s): it starts empty%s\n", opts.name,
+      require("lunet.terminal_safe").line(path), opts.read_only and "" or ", and is saved there"))
+  end
+  stored = stored or {}
   local o = {}
   for k, v in pairs(opts) do if k ~= "name" and k ~= "read_only" and k ~= "host" then o[k] = v end end
   local headers = {}

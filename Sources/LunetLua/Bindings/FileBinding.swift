@@ -128,14 +128,16 @@ enum FileBinding {
     }
 
     /// core.lock_file(path) -> a lock (a number), or nil and a message: an exclusive lock on
-    /// `path` (made 0600 if missing) that other processes taking it wait for, as two runs
-    /// saving one named session do. Waits at most 10 s (a lock is released when its process
-    /// ends, so only a live process holds one that long). core.unlock_file(lock) releases it.
+    /// `path` (made 0600 if missing; a directory is locked as it is, and leaves no file behind)
+    /// that other processes taking it wait for, as two runs saving one named session do. Waits
+    /// at most 10 s (a lock is released when its process ends, so only a live process holds one
+    /// that long). core.unlock_file(lock) releases it.
     static let lockFile: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
         guard let path = s.string(1) else { return LuaErrorObject.badArgument(L, 1, "lock_file", "path expected") }
-        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        var fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd < 0 { fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
         guard fd >= 0 else {
             s.pushNil()
             s.push("cannot open the lock '\(path)': \(String(cString: strerror(errno)))")

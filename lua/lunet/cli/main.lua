@@ -218,6 +218,7 @@ local function prepare(argv)
     sopts.name = named
     sopts.host = q.url   -- a named session is the URL's host's (session_store)
     sopts.read_only = o["session-read-only"] ~= nil
+    require("lunet.session_store").quiet_new = true   -- made on first use, as HTTPie's
   end
   local session = http.session(sopts)
   local auth_problem = o["auth-type"] == "oauth2" and require("lunet.auth.cli").check_session(o, session)
