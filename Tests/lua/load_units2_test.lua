@@ -357,3 +357,15 @@ test("a plain number is seconds; a missing script exits 2", function()
   eq(code, 2, out)
   h.truthy(out:find("nosuch.lua", 1, true), out)
 end)
+
+-- Issue 47, item 6: a run ends with its last iteration, not at the ticker's next whole second
+-- (5 iterations of 0.1 s took 1.01 s, and rates were computed over that).
+test("a run ends with its last iteration: its rates are over the time it ran", function()
+  local script = h.temp_file("options = { iterations = 5, vus = 1 }\nreturn function(vu) sleep(0.1) end\n", ".lua")
+  local export = h.tmpname()
+  local code, out = h.run(h.lunet() .. " load -q " .. script .. " --summary-export " .. export .. " 2>&1")
+  eq(code, 0, out)
+  local it = json.decode(h.read_file(export)).metrics.iterations
+  local elapsed = it.count / it.rate
+  truthy(elapsed >= 0.5 and elapsed < 0.95, "5 iterations of 0.1 s ran " .. elapsed .. " s, not a whole second")
+end)

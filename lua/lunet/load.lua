@@ -393,6 +393,9 @@ function M.run(c, stdout, stderr)
   local main = run:start()
   local ticker = start_ticker(run, p, c, out_file, stderr, to_terminal, main, live)
   pcall(main.await, main)
+  -- The ticker sleeps up to a second between ticks: the run ends with its last iteration, not
+  -- at the ticker's next whole second (what it would still do, finish does).
+  if ticker.state == "pending" then ticker:cancel("the run ended") end
   pcall(ticker.await, ticker)
   core.vu_stop_after(nil)   -- the VUs' hook and its timer off: the run is over
   core.on_interrupt(nil)
