@@ -23,6 +23,16 @@ test("lunet api SPEC lists the operations; OPERATION --help tells one", function
   local code, out = api(q(SPEC))
   eq(code, 0, out)
   truthy(out:find("getItem%s+GET%s+/items/{item_id}") and out:find("createItem%s+POST%s+/items"), out)
+  -- Issue 47, item 8: the summaries line up in a column of their own, after padded paths.
+  local columns = {}
+  for line in out:gmatch("[^\n]+") do
+    local at = line:find("%S+%s+%u+%s+/%S*%s%s+%S")
+    local summary_at = line:match("^%S+%s+%u+%s+/%S*%s%s+()%S")
+    if at and summary_at then columns[summary_at] = true end
+  end
+  local n = 0
+  for _ in pairs(columns) do n = n + 1 end
+  truthy(n <= 1, "every summary starts in one column:\n" .. out)
   code, out = api(q(SPEC) .. " createItem --help")
   truthy(code == 0 and out:find("body (application/json, required)", 1, true), out)
 end)

@@ -182,9 +182,15 @@ end
 local function list_operations(api)
   local ops = api:operations()
   local width = 0
-  for _, op in ipairs(ops) do width = math.max(width, #op.id) end
+  local path_width = 0
   for _, op in ipairs(ops) do
-    say(string.format("%-" .. width .. "s  %-6s %s%s", op.id, op.method, op.path, op.summary and ("  " .. op.summary) or ""))
+    width = math.max(width, #op.id)
+    if op.summary then path_width = math.max(path_width, #op.path) end
+  end
+  -- Columns: the id, the method, the path padded when a summary follows it.
+  for _, op in ipairs(ops) do
+    local path = op.summary and string.format("%-" .. path_width .. "s  %s", op.path, op.summary) or op.path
+    say(string.format("%-" .. width .. "s  %-6s %s", op.id, op.method, path))
   end
   return 0
 end
