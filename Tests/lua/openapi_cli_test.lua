@@ -33,6 +33,10 @@ test("lunet api SPEC lists the operations; OPERATION --help tells one", function
   local n = 0
   for _ in pairs(columns) do n = n + 1 end
   truthy(n <= 1, "every summary starts in one column:\n" .. out)
+  -- Issue 47, item 8: `item_id=1` where a parameter was meant: the hint says `item_id==1`.
+  local hint_code, _, hint_err = api(q(SPEC) .. " getItem item_id=1 --offline")
+  eq(hint_code, 2, hint_err)
+  truthy(hint_err:find("'item_id' is a path parameter, given as item_id==1", 1, true), hint_err)
   code, out = api(q(SPEC) .. " createItem --help")
   truthy(code == 0 and out:find("body (application/json, required)", 1, true), out)
 end)

@@ -72,6 +72,12 @@ local function typed(api, p, text)
   return one(text, t)
 end
 
+-- The parameter of an operation (by = in:name lower-cased) a name gives, any location.
+local function param_named(by, name)
+  local lower = name:lower()
+  return by["path:" .. lower] or by["query:" .. lower] or by["header:" .. lower] or by["cookie:" .. lower]
+end
+
 -- The operation's arguments from items: parameters, the body (nested JSON, as HTTPie builds
 -- it), and headers that are not parameters (handed on).
 local function arguments(api, op, list)
@@ -96,6 +102,11 @@ local function arguments(api, op, list)
       local p = by["header:" .. item.name:lower()]
       args[p.name] = typed(api, p, item.value)
     elseif item.kind == "header" or item.kind == "empty_header" then headers[#headers + 1] = text
+    elseif (item.kind == "data" or item.kind == "json") and not op.body and param_named(by, item.name) then
+      -- `id=3` for an operation with no body and a parameter `id`: HTTPie's `==` was meant.
+      local p = param_named(by, item.name)
+      return nil, string.format("'%s' is a body field, and %s takes no body: '%s' is a %s parameter, given as %s==%s",
+        text, op.id, p.name, p["in"], item.name, item.kind == "data" and tostring(item.value) or text:match("^[^:]*:=(.*)$") or "VALUE")
     elseif item.kind == "data" then fields[#fields + 1] = { item.name, json.encode(item.value), item = text }
     elseif item.kind == "json" then fields[#fields + 1] = { item.name, item.value, item = text }
     else return nil, string.format("'%s': lunet api takes name==value, field=value, field:=json and Name:value items", text) end
