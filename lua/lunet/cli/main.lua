@@ -404,7 +404,11 @@ local function send(c, out)
   emit_request(c, out, r.request and r.request.sent_head, more and "\n\n" or (c.to_terminal and "\n" or ""))
   if want.h then out.emit(render.response_head(r.http_version, r.status, r.reason, r.headers:list(), look) .. "\n\n") end
   if want.b and not emit_body(c, out, r, sink) then return EXIT.error end
-  if want.m then out.emit(string.format("Elapsed time: %.6fs\n", r.elapsed or 0)) end
+  if want.m then
+    out.emit(string.format("Elapsed time: %.6fs\n", r.elapsed or 0))
+    -- With --cache, where the answer came from: hit, miss, revalidated, stale (docs/cache.md).
+    if c.session._options.cache and r.cache then out.emit("Cache: " .. tostring(r.cache) .. "\n") end
+  end
   if not out.flush() or not out.done() then return EXIT.error end
   return finish(c, r)
 end
