@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "before_raise.h"
+#include "error_object.h"
 
 // The one C function Lua calls for every Swift function. Upvalue 1 holds the Swift function
 // pointer. The Swift frame has fully returned before lua_error runs, so no Swift cleanup is
@@ -107,6 +108,16 @@ int lunet_loadbuffer(lua_State *L, const char *buf, size_t len, const char *chun
 
 const char *lunet_lua_release(void) { return LUA_RELEASE; }
 
+void lunet_error_object(lua_State *L, const char *kind) {
+    lua_createtable(L, 0, 2);
+    lua_pushstring(L, kind);
+    lua_setfield(L, -2, "kind");
+    lua_rotate(L, -2, 1);              // the message above the table
+    lua_setfield(L, -2, "message");
+    if (lua_getfield(L, LUA_REGISTRYINDEX, "lunet.Error") == LUA_TTABLE) lua_setmetatable(L, -2);
+    else lua_pop(L, 1);
+}
+
 // ---------------------------------------------------------------------------------------------
 // Interrupting Lua code that never yields (a runaway loop at the prompt). A count hook checks a
 // flag that a signal handler may set; while the flag is set, every check raises again, so a
@@ -122,13 +133,8 @@ static void interrupt_hook(lua_State *L, lua_Debug *ar) {
     // From now on check at every instruction: a pcall may catch one raise, but the next
     // instruction outside it raises again, so the line unwinds to the host whatever it nests.
     lua_sethook(L, interrupt_hook, LUA_MASKCOUNT, 1);
-    lua_createtable(L, 0, 2);
-    lua_pushliteral(L, "cancelled");
-    lua_setfield(L, -2, "kind");
     lua_pushliteral(L, "interrupted (Ctrl-C)");
-    lua_setfield(L, -2, "message");
-    if (lua_getfield(L, LUA_REGISTRYINDEX, "lunet.Error") == LUA_TTABLE) lua_setmetatable(L, -2);
-    else lua_pop(L, 1);
+    lunet_error_object(L, "cancelled");
     BEFORE_RAISE();
     lua_error(L);
 }
@@ -162,13 +168,8 @@ static void deadline_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
     if (deadline_at == 0 || monotonic_now() < deadline_at) return;
     lua_sethook(L, deadline_hook, LUA_MASKCOUNT, 1);
-    lua_createtable(L, 0, 2);
-    lua_pushliteral(L, "timeout");
-    lua_setfield(L, -2, "kind");
     lua_pushfstring(L, "timed out after %f s (the code never yielded: stopped by the deadline hook)", deadline_seconds);
-    lua_setfield(L, -2, "message");
-    if (lua_getfield(L, LUA_REGISTRYINDEX, "lunet.Error") == LUA_TTABLE) lua_setmetatable(L, -2);
-    else lua_pop(L, 1);
+    lunet_error_object(L, "timeout");
     BEFORE_RAISE();
     lua_error(L);
 }

@@ -12,6 +12,7 @@
 #include <sys/time.h>
 
 #include "before_raise.h"
+#include "error_object.h"
 
 static volatile sig_atomic_t stop_requested = 0;
 static volatile sig_atomic_t signals_seen = 0;
@@ -21,13 +22,8 @@ static void vu_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
     if (!stop_requested) return;
     lua_sethook(L, vu_hook, LUA_MASKCOUNT, 1);
-    lua_createtable(L, 0, 2);
-    lua_pushliteral(L, "cancelled");
-    lua_setfield(L, -2, "kind");
     lua_pushliteral(L, "the run was stopped: the iteration never yielded (stopped by lunet load's hook)");
-    lua_setfield(L, -2, "message");
-    if (lua_getfield(L, LUA_REGISTRYINDEX, "lunet.Error") == LUA_TTABLE) lua_setmetatable(L, -2);
-    else lua_pop(L, 1);
+    lunet_error_object(L, "cancelled");
     BEFORE_RAISE();
     lua_error(L);
 }

@@ -54,21 +54,32 @@ local function bounded_tags(state, m, t)
   return t, metrics.tag_key(t)
 end
 
+-- A script's value as text (a check's name, a tag's value): itself when a string, else what
+-- tostring makes of it, or its type when that raises: a name must never end the run.
+local function as_text(v)
+  if type(v) == "string" then return v end
+  local ok, text = pcall(tostring, v)
+  return ok and type(text) == "string" and text or ("(a " .. type(v) .. ")")
+end
+
+-- A script's tags into `t`, as text (keys that are not strings are left out).
+local function copy_tags(t, tags)
+  if not tags then return end
+  for k, v in pairs(tags) do
+    if type(k) == "string" then t[k] = as_text(v) end
+  end
+end
+
 -- The script's environment: check, sleep, metrics, and the globals of any lunet script.
 local function script_env(state)
   local env = setmetatable({}, { __index = _G })
   env.sleep = task.sleep
   env.check = function(value, checks, tags)
     if type(checks) ~= "table" then error("check(value, { name = function(value) ... end }) takes a table of checks", 2) end
-    -- A check's name as text: the script's own key when it is a string, else what tostring
-    -- makes of it, or its type when that raises (a name must never end the run).
+    -- Each check's name as text (as_text), its function by that name.
     local names, fns = {}, {}
     for key, fn in pairs(checks) do
-      local name = key
-      if type(key) ~= "string" then
-        local ok, text = pcall(tostring, key)
-        name = ok and type(text) == "string" and text or ("(a " .. type(key) .. ")")
-      end
+      local name = as_text(key)
       names[#names + 1] = name
       fns[name] = fn
     end
@@ -96,12 +107,7 @@ local function script_env(state)
       end
       if passed then c.passes = c.passes + 1 else c.fails = c.fails + 1 end
       local t = { check = name, scenario = vu and vu.scenario or "setup" }
-      if tags then
-        for k, v in pairs(tags) do
-          local ok, text = pcall(tostring, v)
-          if type(k) == "string" then t[k] = ok and type(text) == "string" and text or ("(a " .. type(v) .. ")") end
-        end
-      end
+      copy_tags(t, tags)
       state.registry:add(state.checks_metric, passed, bounded_tags(state, state.checks_metric, t))
     end
     return all
@@ -113,12 +119,7 @@ local function script_env(state)
         local t = {}
         local vu = state.current()
         if vu then t.scenario = vu.scenario end
-        if tags then
-        for k, v in pairs(tags) do
-          local ok, text = pcall(tostring, v)
-          if type(k) == "string" then t[k] = ok and type(text) == "string" and text or ("(a " .. type(v) .. ")") end
-        end
-      end
+        copy_tags(t, tags)
         if kind == "rate" then value = value and value ~= 0 end
         if kind ~= "rate" and type(value) ~= "number" then error(name .. ":add takes a number, got " .. type(value), 2) end
         state.registry:add(m, value, bounded_tags(state, m, t))
