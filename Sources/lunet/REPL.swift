@@ -31,6 +31,8 @@ final class REPL {
     }
 
     func run() -> Int32 {
+        // lunet.repl notes what the globals are before the first line (`arg`: not the user's).
+        _ = host.callModule("lunet.repl", "started", [])
         guard terminal else { return runPlain(prompt: false) }
         var reason = [CChar](repeating: 0, count: 320)
         guard le_open(&reason, reason.count) != 0 else {

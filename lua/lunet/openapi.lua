@@ -116,7 +116,8 @@ Api.__index = function(self, k)
 end
 
 -- The prompt completes `api.` with the operations (lunet.repl) ...
-function Api:__complete() return self:operation_ids() end
+-- (`api.getPet{...}`: fields, so nothing after ':').
+function Api:__complete(sep) return sep == ":" and {} or self:operation_ids() end
 
 function Api:__tostring()
   return string.format("openapi: %s (OpenAPI %s), %d operations, %s", self._set.root_uri, self._version, #self._list, self._session.base_url or "")

@@ -1,7 +1,6 @@
 -- Values as people want to read them at the prompt: responses as a status line, their main
 -- headers and a pretty body; tables as depth-limited Lua; tasks and errors by their state.
 -- Colour only when asked (the REPL asks on a terminal without NO_COLOR).
-local json = require "lunet.json"
 local errors = require "lunet.errors"
 
 local M = {}
@@ -145,8 +144,12 @@ function M.response(r, opts)
     local ctype = (r.headers["content-type"] or ""):lower()
     local text
     if ctype:find("json", 1, true) then
-      local ok, value = pcall(function() return r.json end)
-      if ok then text = highlight_json(json.encode(value, { pretty = true, sort_keys = true }), paint) end
+      -- The server's text, in its order and with its numbers, once it is known to be JSON.
+      local ok, decoded = pcall(function()
+        local _ = r.json   -- raises when the body is not JSON
+        return r.text
+      end)
+      if ok then text = highlight_json(require("lunet.json_indent")(decoded), paint) end
     end
     if not text then
       local ok, decoded = pcall(function() return r.text end)

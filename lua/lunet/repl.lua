@@ -5,18 +5,28 @@ local M = { lines = {}, ok_lines = {} }
 
 -- Completion ---------------------------------------------------------------------------------
 
-local function keys_of(t, out, seen)
+-- out[name] = true for a key found in t or its __index tables; "said" for a name the
+-- metatable's __complete(t, sep) gave: fields an __index function makes (a response's lazy
+-- fields, an OpenAPI api's operations) say themselves, and for sep ":" only methods, so that
+-- completion never reads a lazy field to learn its type (a response's json would decode).
+local function keys_of(t, out, sep, seen)
   seen = seen or {}
   if type(t) ~= "table" or seen[t] then return end
   seen[t] = true
-  for k in pairs(t) do if type(k) == "string" then out[k] = true end end
+  for k in pairs(t) do if type(k) == "string" and out[k] == nil then out[k] = true end end
   local mt = getmetatable(t)
-  if type(mt) == "table" and type(rawget(mt, "__index")) == "table" then keys_of(rawget(mt, "__index"), out, seen) end
-  -- Fields an __index function makes (an OpenAPI api's operations) say themselves.
+  if type(mt) == "table" and type(rawget(mt, "__index")) == "table" then keys_of(rawget(mt, "__index"), out, sep, seen) end
   if type(mt) == "table" and type(rawget(mt, "__complete")) == "function" then
-    local ok, names = pcall(rawget(mt, "__complete"), t)
-    if ok and type(names) == "table" then for _, k in ipairs(names) do out[k] = true end end
+    local ok, names = pcall(rawget(mt, "__complete"), t, sep)
+    if ok and type(names) == "table" then for _, k in ipairs(names) do out[k] = "said" end end
   end
+end
+
+-- Whether `v[name]` is a method: said by __complete for ":", or a function found by reading it.
+local function is_method(v, name, how)
+  if how == "said" then return true end
+  local ok, is = pcall(function() return type(v[name]) == "function" end)
+  return ok and is
 end
 
 local function resolve(path)
@@ -97,14 +107,17 @@ function M.complete(line, start)
   local names = {}
   if base then
     local v = resolve(base)
-    keys_of(v, names)
-    for name in pairs(names) do
-      if name:sub(1, #partial) == partial and (sep == "." or type(v[name]) == "function") then
+    keys_of(v, names, sep)
+    -- Internals ('_raw') only once '_' is typed.
+    local internals = partial:sub(1, 1) == "_"
+    for name, how in pairs(names) do
+      if name:sub(1, #partial) == partial and (internals or name:sub(1, 1) ~= "_")
+         and (sep == "." or is_method(v, name, how)) then
         out[#out + 1] = base .. sep .. name
       end
     end
   else
-    keys_of(_G, names)
+    keys_of(_G, names, "")
     for _, k in ipairs(KEYWORDS) do names[k] = true end
     for name in pairs(names) do
       if name:sub(1, #word) == word and not name:find("^_") then out[#out + 1] = name end
@@ -142,6 +155,10 @@ lunet: Lua 5.4 with an HTTP client. Type Lua; expressions print their value, `_`
                                       lunet --session NAME HOST:PORT/...]]
 
 local BUILTIN = (package.loaded["lunet.prelude"] or {}).builtins or {}
+-- The command line's `arg`, there before the first line (M.started): not one of the user's
+-- variables for .vars.
+local STARTUP_ARG
+function M.started() STARTUP_ARG = rawget(_G, "arg") end
 
 --- Records a line the user ran and whether it succeeded (for .save), as the script line that
 --- does what the prompt did (lunet.repl_replay), `_` included.
@@ -199,7 +216,11 @@ function M.command(line, history, color)
   if cmd == "vars" then
     local out = {}
     local names = {}
-    for k in pairs(_G) do if type(k) == "string" and not BUILTIN[k] and k ~= "_" then names[#names + 1] = k end end
+    for k, v in pairs(_G) do
+      if type(k) == "string" and not BUILTIN[k] and k ~= "_" and not (k == "arg" and rawequal(v, STARTUP_ARG)) then
+        names[#names + 1] = k
+      end
+    end
     table.sort(names)
     for _, k in ipairs(names) do
       local text = pretty.value(_G[k], { color = color, depth = 1 }):gsub("\n.*", " …")

@@ -59,6 +59,18 @@ Response.__index = function(r, k)
   return nil
 end
 
+-- What the prompt offers after `r.` and `r:` (lunet.repl): the fields, lazy ones included, and
+-- the methods; never `_raw`. Named here, beside `lazy`, so a new field is not forgotten.
+local FIELDS = { "body", "status" }
+for k in pairs(lazy) do FIELDS[#FIELDS + 1] = k end
+table.sort(FIELDS)
+Response.__complete = function(_, sep)
+  if sep ~= ":" then return FIELDS end
+  local methods = {}   -- read at the time of asking: the methods are defined below
+  for k, v in pairs(Response) do if type(v) == "function" and not k:find("^__") then methods[#methods + 1] = k end end
+  return methods
+end
+
 -- The URL shown with its secret query parameters and password masked (an API key in the query,
 -- a signature): what is printed is never a credential (lunet.secrets). r.url keeps it whole.
 Response.__tostring = function(r)
