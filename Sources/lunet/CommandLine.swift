@@ -179,7 +179,7 @@ struct Invocation: Equatable {
                 continue
             }
             if fileExists(a) { return false }
-            if looksLikeURL(a) { return true }
+            if looksLikeURL(a) || looksLikeHost(a) { return true }
             // A method alone is a request too: the command line then says the URL is missing.
             if methods.contains(a) { return true }
             let hasMore = argv[(i + 1)...].contains { !$0.hasPrefix("-") }
@@ -199,6 +199,17 @@ struct Invocation: Equatable {
         let hostPort = a.split(separator: "/", maxSplits: 1, omittingEmptySubsequences: false)[0]
         let parts = hostPort.split(separator: ":", omittingEmptySubsequences: false)
         return parts.count == 2 && !parts[0].isEmpty && !parts[1].isEmpty && parts[1].allSatisfy { $0.isASCII && $0.isNumber }
+    }
+
+    /// HTTPie's URL without a scheme or port: a dotted host name or address before the first
+    /// '/', '?' or '#' ("127.0.0.1/get", "example.org"), or an IPv6 literal ("[::1]/x"). Asked
+    /// only once no file of that name exists; a name ending ".lua" stays a (missing) script.
+    static func looksLikeHost(_ a: String) -> Bool {
+        if a.hasPrefix("[") { return true }
+        let host = a.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        guard host.contains("."), host.first != ".", host.last != ".", host.first != "-",
+              !a.lowercased().hasSuffix(".lua") else { return false }
+        return host.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == "_") }
     }
 
     static func fileExists(_ path: String) -> Bool { access(path, F_OK) == 0 }

@@ -135,6 +135,10 @@ for step in invocation.steps where status == 0 {
 }
 if status == 0, case .script(let path) = invocation.mode, !path.isEmpty {
     status = host.run(.file(path), arguments: invocation.scriptArguments)
+    // A missing file named like neither a script nor a host (`lunet api2`): perhaps a URL.
+    if status != 0, path != "-", !path.lowercased().hasSuffix(".lua"), !path.contains("/"), !Invocation.fileExists(path) {
+        fputs("lunet: for a URL, add http:// or a method: lunet GET http://\(path)\n", stderr)
+    }
 }
 if invocation.mode == .repl || invocation.interactive {
     status = REPL(host: host).run()
