@@ -219,6 +219,10 @@ test("lunet grpc: list, describe, a call with JSON in and out, exit 64 + the sta
   end
   local code, out = run(q(TARGET) .. " list")
   truthy(code == 0 and out:find("greet.Greeter", 1, true), out)
+  code, out = run(q(TARGET) .. " list greet.Greeter")
+  eq({ code, out:match("^[^\n]*\n[^\n]*\n") }, { 0, "greet.Greeter.SayHello\ngreet.Greeter.Count\n" }, "list SERVICE: its methods, as grpcurl")
+  code, out = run(q(TARGET) .. " list no.Such")
+  eq(code, 2, "list of an unknown service: " .. out)
   code, out = run(q(TARGET) .. " describe greet.HelloRequest")
   truthy(code == 0 and out:find("string name = 1;", 1, true), out)
   code, out = run(q(TARGET) .. " greet.Greeter/SayHello '{\"name\":\"cli\"}'")

@@ -128,7 +128,10 @@ local function run(argv)
     connect_timeout = tonumber(c.connect_timeout) or M.CONNECT_TIMEOUT,
   })
   if verb == "list" then
-    if c.words[3] then say(g:describe(c.words[3])) return 0 end
+    if c.words[3] then
+      for _, name in ipairs(require("lunet.grpc.describe").methods(g, c.words[3])) do say(name) end
+      return 0
+    end
     for _, name in ipairs(g:services()) do say(name) end
     return 0
   end

@@ -37,6 +37,18 @@ local function find_message(client, full)
   end
 end
 
+--- A service's methods by their full names ("pkg.Service.Method"), in the order declared: what
+--- grpcurl's `list SERVICE` prints. An unknown service is kind argument.
+function M.methods(client, service)
+  service = service:gsub("^%.", "")
+  if client.reflection then pcall(require("lunet.grpc.reflection").load_symbol, client, client.descriptors, service) end
+  local found = client.descriptors.services[service]
+  if not found then errors.raise("argument", "grpc: no service '" .. service .. "'") end
+  local names = {}
+  for i, n in ipairs(found.order) do names[i] = service .. "." .. n end
+  return names
+end
+
 --- The text for `symbol`: "pkg.Service", "pkg.Service/Method" (or .Method) or "pkg.Message".
 function M.symbol(client, symbol)
   symbol = symbol:gsub("^%.", "")
