@@ -101,33 +101,10 @@ sh("mkdir -p " .. q(xdg .. "/lunet/sessions/api.test") .. " " .. q(xdg .. "/lune
 sh("touch " .. q(xdg .. "/lunet/sessions/api.test/work.json") .. " " .. q(xdg .. "/lunet/sessions/127.0.0.1_8080/staging.json") ..
   " " .. q(xdg .. "/lunet/sessions/127.0.0.1_8080/work.json") .. " " .. q(cwd .. "/notes.txt"))
 
--- Completes `line` (the cursor at its end) as bash would: COMP_WORDS split at blanks and at
--- runs of word-break characters, COMP_LINE and COMP_POINT; or only COMP_WORDS and COMP_CWORD
--- when `words_only`. Returns COMPREPLY, sorted.
-local function complete(line, words_only)
-  local words = {}
-  for blank_word in line:gmatch("%S+") do
-    local rest = blank_word
-    while rest ~= "" do
-      local piece = rest:match("^[\"'@><=;|&(:]+") or rest:match("^[^\"'@><=;|&(:]+")
-      words[#words + 1] = piece
-      rest = rest:sub(#piece + 1)
-    end
-  end
-  if line:find("%s$") then words[#words + 1] = "" end
-  local quoted = {}
-  for i, w in ipairs(words) do quoted[i] = q(w) end
-  local setup = "COMP_WORDS=(" .. table.concat(quoted, " ") .. "); COMP_CWORD=" .. (#words - 1) .. "; "
-  if not words_only then setup = setup .. "COMP_LINE=" .. q(line) .. "; COMP_POINT=" .. #line .. "; " end
-  local script = "source " .. q(prefix .. "/share/bash-completion/completions/lunet") .. "; " .. setup ..
-    "_lunet; printf '%s\\n' \"${COMPREPLY[@]}\""
-  local code, out = h.run("cd " .. q(cwd) .. " && XDG_CONFIG_HOME=" .. q(xdg) .. " bash -c " .. q(script))
-  assert(code == 0, "bash: " .. out)
-  local list = {}
-  for w in out:gmatch("[^\n]+") do list[#list + 1] = w end
-  table.sort(list)
-  return list
-end
+local shells = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "shells.lua").new(h,
+  { prefix = prefix, xdg = xdg, cwd = cwd, work = work })
+h.cleanup(after_all, function() shells:stop() end)
+local function complete(line, words_only) return shells:bash(line, words_only) end
 
 test("bash completes options", function()
   eq(complete("lunet --hel"), { "--help" }, "lunet --hel")
@@ -170,20 +147,7 @@ end)
 
 -- zsh and fish: scripts/deps test installs both, so CI runs these. zsh's completion runs in a
 -- real zsh on a terminal (tmux), as a user's would: compinit, the installed _lunet in $fpath.
-local terminals
-local function zsh_term()
-  terminals = terminals or dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "terminal.lua").new(h, work)
-  local zdot = work .. "/zdot"
-  sh("mkdir -p " .. q(zdot))
-  local rc = assert(io.open(zdot .. "/.zshrc", "w"))
-  rc:write("fpath=(" .. q(prefix .. "/share/zsh/site-functions") .. " $fpath)\n",
-    "autoload -U compinit && compinit -u -d " .. q(zdot .. "/.zcompdump") .. "\n",
-    "zstyle ':completion:*' list-rows-first true\nPS1='zsh> '\n")
-  rc:close()
-  return terminals:open("env -i TERM=screen HOME=" .. q(zdot) .. " ZDOTDIR=" .. q(zdot) .. " XDG_CONFIG_HOME=" .. q(xdg) ..
-    " PATH=" .. q(prefix .. "/bin:/usr/bin:/bin") .. " zsh -i", "zsh>")
-end
-h.cleanup(after_all, function() if terminals then terminals:stop() end end)
+local function zsh_term() return shells:zsh() end
 
 test("zsh loads the completion", { skip = not has("zsh") and "zsh is not installed" }, function()
   eq({ h.run("zsh -n " .. q(prefix .. "/share/zsh/site-functions/_lunet")) }, { 0, "" }, "zsh -n")
@@ -206,18 +170,15 @@ test("zsh completes options, auth types and session names", { skip = not has("zs
 end)
 
 test("fish completes options and session names", { skip = not has("fish") and "fish is not installed" }, function()
-  local file = prefix .. "/share/fish/vendor_completions.d/lunet.fish"
-  local function fish(line)
-    return sh("XDG_CONFIG_HOME=" .. q(xdg) .. " fish -c " .. q("source " .. q(file) .. "; complete -C " .. q(line)))
-  end
-  truthy(fish("lunet --hel"):find("^%-%-help\t"), "lunet --hel")
-  truthy(fish("lunet --session "):find("work"), "lunet --session <TAB>")
-  local out, offered = fish("lunet -A "), {}
-  for line in out:gmatch("[^\n]+") do offered[line:match("^[^\t]*")] = true end
+  local function fish(line) return shells:fish(line) end
+  eq(fish("lunet --hel"), { "--help" }, "lunet --hel")
+  truthy(table.concat(fish("lunet --session "), " "):find("work"), "lunet --session <TAB>")
+  local offered = {}
+  for _, w in ipairs(fish("lunet -A ")) do offered[w] = true end
   for _, word in ipairs({ "basic", "bearer", "digest", "ntlm", "negotiate", "aws-sigv4", "api-key", "oauth2" }) do
-    truthy(offered[word], "lunet -A <TAB> offers " .. word .. ":\n" .. out)
+    truthy(offered[word], "lunet -A <TAB> offers " .. word)
   end
-  truthy(fish("lunet --auth-type aw"):find("^aws%-sigv4"), "lunet --auth-type aw")
+  eq(fish("lunet --auth-type aw"), { "aws-sigv4" }, "lunet --auth-type aw")
 end)
 
 -- uninstall -------------------------------------------------------------------------------------

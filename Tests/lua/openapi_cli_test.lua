@@ -39,6 +39,12 @@ test("lunet api SPEC lists the operations; OPERATION --help tells one", function
   truthy(hint_err:find("'item_id' is a path parameter, given as item_id==1", 1, true), hint_err)
   code, out = api(q(SPEC) .. " createItem --help")
   truthy(code == 0 and out:find("body (application/json, required)", 1, true), out)
+  -- Issue 47, item 3: --ids, the ids alone in the document's order (what completions read).
+  local ids_code, ids = api(q(SPEC) .. " --ids")
+  eq(ids_code, 0, ids)
+  local from_listing = {}
+  for line in select(2, api(q(SPEC))):gmatch("[^\n]+") do from_listing[#from_listing + 1] = line:match("^(%S+)") end
+  eq(ids, table.concat(from_listing, "\n") .. "\n", "one id a line, in the listing's order")
 end)
 
 test("a call from items: name==value parameters, field=value and field:=json body fields, -v", function()

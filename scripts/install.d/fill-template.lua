@@ -20,7 +20,7 @@ local function completion_kinds(o)
     return kinds
   end
   -- A session's NAME|PATH: names, and files once a '/' is typed (a path).
-  if o.long:find("^session") then return { "session" } end
+  if (o.long or ""):find("^session") then return { "session" } end
   local kinds = {}
   for part in o.value:gmatch("[^|]+") do
     if part:find("^[a-z][a-z-]*$") then kinds[#kinds + 1] = "=" .. part
@@ -45,25 +45,44 @@ local function request_options()
   return list
 end
 
--- `lunet test`'s options, read from its usage text: "  --jobs N, -j N     run N files ...",
--- with continuation lines indented under the help column.
-local function test_options()
+-- A command's options, read from its usage text: "  --jobs N, -j N     run N files ...",
+-- "  --flag             what it does", "  -H VALUE   ..." (a short option alone), with
+-- continuation lines indented under the help column.
+local function options_from_usage(usage, what)
   local list = {}
-  for line in testing.usage:gmatch("[^\n]+") do
+  for line in usage:gmatch("[^\n]+") do
     local long, rest = line:match("^  %-%-([%w-]+)(.*)$")
+    local short_only, short_rest = line:match("^  %-(%a) (.*)$")
     if long then
-      local value = rest:match("^ ([A-Z]+)")
+      local value = rest:match("^ ([^%s,]+)")
       if value then rest = rest:sub(#value + 2) end
       local short = rest:match("^, %-(%a)")
-      if short then rest = rest:gsub("^, %-%a ?[A-Z]*", "") end
+      if short then rest = rest:gsub("^, %-%a ?%S*", "") end
       list[#list + 1] = { long = long, short = short, value = value, help = own_words(assert(rest:match("^%s+(%S.*)$"), line)) }
+    elseif short_only then
+      local value, help = short_rest:match("^('[^']*'%S*)%s%s+(%S.*)$")
+      if not value then value, help = short_rest:match("^([^%s,]+).-%s%s+(%S.*)$") end
+      list[#list + 1] = { short = short_only, value = value, help = own_words(assert(help, line)) }
     elseif line:find("^%s%s%s%s+%S") and #list > 0 then
       list[#list].help = list[#list].help .. " " .. line:match("^%s*(.-)%s*$")
     end
   end
-  assert(#list > 0, "no options found in lunet.testing's usage text")
+  assert(#list > 0, "no options found in " .. what .. "'s usage text")
   return list
 end
+
+local function test_options() return options_from_usage(testing.usage, "lunet test") end
+
+-- The commands with options of their own: `name` as the completions call it, its usage text.
+local COMMANDS = {
+  { key = "LOAD", name = "load", usage = require("lunet.load.args").usage },
+  { key = "LOAD_MERGE", name = "load-merge", usage = require("lunet.load.merge").usage },
+  { key = "LOAD_K8S", name = "load-k8s", usage = require("lunet.load.k8s").usage },
+  { key = "LOAD_COLLECT", name = "load-collect", usage = require("lunet.load.collect").usage },
+  { key = "API", name = "api", usage = require("lunet.openapi.cli").USAGE },
+  { key = "GRPC", name = "grpc", usage = require("lunet.grpc.cli").USAGE },
+}
+for _, c in ipairs(COMMANDS) do c.options = options_from_usage(c.usage, "lunet " .. c.name:gsub("%-", " ")) end
 
 -- roff (man(7)) -----------------------------------------------------------------------------
 
@@ -76,11 +95,11 @@ end
 local function man_options(list)
   local out = {}
   for _, o in ipairs(list) do
-    local flag = "\\fB\\-\\-" .. roff(o.long) .. "\\fR"
-    if o.value then flag = flag .. " \\fI" .. roff(o.value) .. "\\fR" end
-    if o.short then
-      flag = flag .. ", \\fB\\-" .. o.short .. "\\fR" .. (o.value and (" \\fI" .. roff(o.value) .. "\\fR") or "")
-    end
+    local value = o.value and (" \\fI" .. roff(o.value) .. "\\fR") or ""
+    local forms = {}
+    if o.long then forms[1] = "\\fB\\-\\-" .. roff(o.long) .. "\\fR" .. value end
+    if o.short then forms[#forms + 1] = "\\fB\\-" .. o.short .. "\\fR" .. value end
+    local flag = table.concat(forms, ", ")
     out[#out + 1] = ".TP\n" .. flag .. "\n" .. roff(o.help)
   end
   return table.concat(out, "\n")
@@ -91,7 +110,7 @@ end
 local function dashed(list)
   local words = {}
   for _, o in ipairs(list) do
-    words[#words + 1] = "--" .. o.long
+    if o.long then words[#words + 1] = "--" .. o.long end
     if o.short then words[#words + 1] = "-" .. o.short end
   end
   return table.concat(words, " ")
@@ -102,7 +121,7 @@ local function bash_values(list)
   local out = {}
   for _, o in ipairs(list) do
     if o.value then
-      local pattern = "--" .. o.long .. (o.short and ("|-" .. o.short) or "")
+      local pattern = o.long and ("--" .. o.long .. (o.short and ("|-" .. o.short) or "")) or ("-" .. o.short)
       out[#out + 1] = string.format("  %s) echo '%s' ;;", pattern, table.concat(completion_kinds(o), " "))
     end
   end
@@ -127,7 +146,9 @@ local function zsh_specs(list)
       else action = "_files" end
       value = ":" .. o.value:gsub("[:\\]", "\\%0") .. ":" .. action
     end
-    if o.short then
+    if not o.long then
+      out[#out + 1] = "    " .. zsh_quote("*-" .. o.short .. (o.value and "+" or "") .. desc .. value) .. " \\"
+    elseif o.short then
       local excl = "(-" .. o.short .. " --" .. o.long .. ")"
       out[#out + 1] = "    " .. zsh_quote(excl) .. "{-" .. o.short .. (o.value and "+" or "") .. ",--" .. o.long ..
         (o.value and "=" or "") .. "}" .. zsh_quote(desc .. value) .. " \\"
@@ -145,7 +166,7 @@ local function fish_quote(s) return "'" .. s:gsub("[\\']", "\\%0") .. "'" end
 local function fish_lines(list, condition)
   local out = {}
   for _, o in ipairs(list) do
-    local line = "complete -c lunet -n " .. fish_quote(condition) .. " -l " .. o.long
+    local line = "complete -c lunet -n " .. fish_quote(condition) .. (o.long and (" -l " .. o.long) or "")
     if o.short then line = line .. " -s " .. o.short end
     if o.value then
       local kinds, words, files = completion_kinds(o), {}, false
@@ -166,7 +187,7 @@ local function value_patterns(list)
   local words = {}
   for _, o in ipairs(list) do
     if o.value then
-      words[#words + 1] = "--" .. o.long
+      if o.long then words[#words + 1] = "--" .. o.long end
       if o.short then words[#words + 1] = "-" .. o.short end
     end
   end
@@ -198,10 +219,37 @@ local FILL = {
   BASH_TEST_VALUES = function() return bash_values(tests) end,
   ZSH_REQUEST_SPECS = function() return zsh_specs(request) end,
   ZSH_TEST_SPECS = function() return zsh_specs(tests) end,
-  FISH_REQUEST_OPTIONS = function() return fish_lines(request, "not __lunet_testing") end,
+  FISH_REQUEST_OPTIONS = function() return fish_lines(request, "__lunet_plain") end,
   FISH_TEST_OPTIONS = function() return fish_lines(tests, "__lunet_testing") end,
   FISH_VALUE_OPTIONS = function() return value_patterns(request) end,
 }
+
+-- Each command's lists: MAN_LOAD_OPTIONS, ZSH_API_SPECS, ...; BASH_COMMANDS (two functions
+-- answering for every command: its options, and what an option's value may be) and
+-- FISH_COMMAND_OPTIONS (its options while __lunet_command NAME holds).
+for _, c in ipairs(COMMANDS) do
+  FILL["MAN_" .. c.key .. "_OPTIONS"] = function() return man_options(c.options) end
+  FILL["ZSH_" .. c.key .. "_SPECS"] = function() return zsh_specs(c.options) end
+end
+FILL.BASH_COMMANDS = function()
+  local options, values = {}, {}
+  for _, c in ipairs(COMMANDS) do
+    options[#options + 1] = string.format("  %s) echo '%s' ;;", c.name, dashed(c.options))
+    values[#values + 1] = "  " .. c.name .. ")\n    case $2 in\n" .. bash_values(c.options):gsub("\n", "\n  "):gsub("^", "  ") .. "\n    esac ;;"
+  end
+  return "_lunet_command_options() {\n  case $1 in\n" .. table.concat(options, "\n") .. "\n  esac\n}\n" ..
+    "_lunet_command_value_kinds() {\n  case $1 in\n" .. table.concat(values, "\n") .. "\n  esac\n}"
+end
+FILL.FISH_COMMAND_OPTIONS = function()
+  local out = {}
+  for _, c in ipairs(COMMANDS) do out[#out + 1] = fish_lines(c.options, "__lunet_command " .. c.name) end
+  return table.concat(out, "\n")
+end
+FILL.FISH_COMMAND_VALUE_OPTIONS = function()
+  local out = {}
+  for _, c in ipairs(COMMANDS) do out[#out + 1] = value_patterns(c.options) end
+  return table.concat(out, " ")
+end
 
 local path = assert(arg[1], "usage: lunet fill-template.lua TEMPLATE")
 local f = assert(io.open(path, "rb"))

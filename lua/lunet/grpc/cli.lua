@@ -25,15 +25,20 @@ usage: lunet grpc [options] HOST:PORT list [SERVICE]
   --deadline SECONDS   the call's deadline (sent as grpc-timeout, enforced here)
   --connect-timeout S  seconds for connecting, TLS included (10)
   --protoset FILE      schemas from a descriptor set instead of reflection
-  --proto FILE         schemas from a .proto file (protoc); --import-path DIR for its imports
+  --proto FILE         schemas from a .proto file (protoc)
+  --import-path DIR    where --proto's imports are (again for more)
   -d JSON, -d @        the request (a JSON object), or requests from standard input
   --max-msg-sz BYTES   the largest reply message (4 MiB)
+  --complete           print what may follow the words given (verbs, services, methods):
+                       what the shells' completions ask
+  --help               this text
 Exit status: 0; 64 + the gRPC status code; 2 usage; 1 other failures.]]
 
 local TAKES = { ["-H"] = "header", ["--deadline"] = "deadline", ["--protoset"] = "protoset", ["--proto"] = "proto",
                 ["--import-path"] = "import_path", ["-d"] = "data", ["--cacert"] = "cacert", ["--max-msg-sz"] = "max",
                 ["--connect-timeout"] = "connect_timeout" }
-local FLAGS = { ["--plaintext"] = "plaintext", ["--insecure"] = "insecure", ["--help"] = "help", ["-h"] = "help" }
+local FLAGS = { ["--plaintext"] = "plaintext", ["--insecure"] = "insecure", ["--help"] = "help", ["-h"] = "help",
+                ["--complete"] = "complete" }
 
 local function usage(message) error({ usage = message }, 0) end
 
@@ -61,7 +66,7 @@ local function parse(argv)
   local c = require("lunet.load.argv").read(argv, { takes = TAKES, flags = FLAGS, lists = { header = true, import_path = true },
     help = "lunet grpc --help" }, usage, function(c, w) c.words = c.words or {}; c.words[#c.words + 1] = w end)
   c.words = c.words or {}
-  if c.help then return c end
+  if c.help or c.complete and #c.words >= 1 then return c end
   if #c.words < 2 then usage("which server and what? " .. M.USAGE) end
   local metadata = {}
   for _, h in ipairs(c.header) do
@@ -121,12 +126,17 @@ local function run(argv)
   end
   if c.help then print(M.USAGE) return 0 end
   local target, verb = c.words[1], c.words[2]
+  if c.complete then   -- a shell waits on this: short limits unless the user set them
+    c.connect_timeout = c.connect_timeout or "2"
+    c.deadline = c.deadline or "3"
+  end
   local g = require("lunet.grpc").client((c.plaintext and "http://" or "https://") .. target, {
     reflection = not (c.protoset or c.proto), descriptor = c.protoset, proto = c.proto,
     import_paths = #c.import_path > 0 and c.import_path or nil, insecure = c.insecure, ca_file = c.cacert,
     metadata = c.metadata, deadline = tonumber(c.deadline), max_message = tonumber(c.max),
     connect_timeout = tonumber(c.connect_timeout) or M.CONNECT_TIMEOUT,
   })
+  if c.complete then return require("lunet.grpc.complete").words(g, c.words) end
   if verb == "list" then
     if c.words[3] then
       for _, name in ipairs(require("lunet.grpc.describe").methods(g, c.words[3])) do say(name) end

@@ -18,9 +18,11 @@ local M = {}
 
 M.usage = [[
 usage: lunet load merge RESULT.json ... [--report FILE.html] [--summary-export FILE]
-  Each RESULT.json is an --out json file of one shard (its last line is the shard's result) or
-  a file holding that line alone (a pod's last log line). Exit status: 0; 99 a threshold was
-  crossed; 2 the files are not one test's shards, each once, whole.]]
+  --report FILE.html       the merged report, as lunet load --report writes it
+  --summary-export FILE    the merged summary as k6's --summary-export writes it
+Each RESULT.json is an --out json file of one shard (its last line is the shard's result) or
+a file holding that line alone (a pod's last log line). Exit status: 0; 99 a threshold was
+crossed; 2 the files are not one test's shards, each once, whole.]]
 
 --- The last non-empty line of file `path`, read from its end (an --out json file can be large
 --- and only its last line counts) in blocks kept in a list: each block is scanned once, so a

@@ -22,7 +22,14 @@ usage: lunet api SPEC                              list the operations
        lunet api SPEC OPERATION --help              what it takes and answers
        lunet api SPEC --check [--seed N] [--max-examples N] [--operation ID]
 SPEC is the OpenAPI document's path or URL (JSON or YAML; 3.0, 3.1, Swagger 2.0).
---base-url URL sends to URL instead of the document's server; --no-validate skips the checks.
+  --base-url URL        send to URL instead of the document's server
+  --no-validate         skip the checks of requests and responses against the document
+  --ids                 the operation ids alone, one a line (for scripts and completions)
+  --check               call every operation with requests made from its schemas
+  --seed N              the same N makes the same requests (--check)
+  --max-examples N      requests per operation (--check; 20)
+  --operation ID        check this operation only (--check)
+  --help                this text
 The one-shot options apply to a call: -v, --print, --check-status, --offline, -a, -A, --timeout ...]]
 
 -- Splits argv into our words (SPEC, OPERATION, items), our options, and the one-shot command
@@ -30,7 +37,7 @@ The one-shot options apply to a call: -v, --print, --check-status, --offline, -a
 local function split(argv)
   local words, own, passed = {}, {}, {}
   local OWN_VALUE = { ["--base-url"] = "base_url", ["--seed"] = "seed", ["--max-examples"] = "max_examples", ["--operation"] = "operation" }
-  local OWN_FLAG = { ["--check"] = "check", ["--no-validate"] = "no_validate", ["--help"] = "help" }
+  local OWN_FLAG = { ["--check"] = "check", ["--no-validate"] = "no_validate", ["--help"] = "help", ["--ids"] = "ids" }
   local i = 1
   while i <= #argv do
     local a = argv[i]
@@ -227,6 +234,10 @@ function M.main(argv)
   if own.check then return require("lunet.openapi.check").main(api, own, words) end
   if #words == 1 then
     if own.help then io.stdout:write(M.USAGE, "\n") end
+    if own.ids then
+      for _, id in ipairs(api:operation_ids()) do say(id) end
+      return 0
+    end
     return list_operations(api)
   end
   local op = rawget(api, "_by_id")[words[2]]
