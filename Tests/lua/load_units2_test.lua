@@ -369,3 +369,11 @@ test("a run ends with its last iteration: its rates are over the time it ran", f
   local elapsed = it.count / it.rate
   truthy(elapsed >= 0.5 and elapsed < 0.95, "5 iterations of 0.1 s ran " .. elapsed .. " s, not a whole second")
 end)
+
+test("the summary shows every check's counts, a passing one's too (issue 47, item 6)", function()
+  local summary = require "lunet.load.summary"
+  local text = summary.text({ registry = require("lunet.load.metrics").registry(), elapsed = 1, trend_stats = { "avg" },
+    checks = { { name = "status is 200", passes = 12, fails = 0 }, { name = "has a body", passes = 3, fails = 1 } } })
+  truthy(text:find("     ✓ status is 200\n      ↳  100% — ✓ 12 / ✗ 0\n", 1, true), text)
+  truthy(text:find("     ✗ has a body\n      ↳  75% — ✓ 3 / ✗ 1\n", 1, true), text)
+end)

@@ -76,9 +76,9 @@ function M.text(run)
   for _, c in ipairs(run.checks or {}) do
     local mark = c.fails == 0 and "✓" or "✗"
     lines[#lines + 1] = string.format("     %s %s", mark, c.name)
-    if c.fails > 0 then
-      lines[#lines + 1] = string.format("      ↳  %d%% — ✓ %d / ✗ %d", math.floor(c.passes * 100 / (c.passes + c.fails)), c.passes, c.fails)
-    end
+    -- Its counts, a passing check's too: "✓ 12" says how often it held, which ✓ alone does not.
+    local total = c.passes + c.fails
+    lines[#lines + 1] = string.format("      ↳  %d%% — ✓ %d / ✗ %d", total > 0 and math.floor(c.passes * 100 / total) or 0, c.passes, c.fails)
   end
   if #lines > 0 then lines[#lines + 1] = "" end
   -- Only metrics that got a sample, as k6 shows them, and those a threshold judged (one that
