@@ -377,3 +377,13 @@ test("the summary shows every check's counts, a passing one's too (issue 47, ite
   truthy(text:find("     ✓ status is 200\n      ↳  100% — ✓ 12 / ✗ 0\n", 1, true), text)
   truthy(text:find("     ✗ has a body\n      ↳  75% — ✓ 3 / ✗ 1\n", 1, true), text)
 end)
+
+test("a failing iteration's traceback shows the user's frames, lunet's folded, as a script's (issue 47, item 6)", function()
+  local script = h.temp_file("options = { iterations = 1, vus = 1 }\nlocal function deeper() error('boom') end\n" ..
+    "return function(vu) deeper() end\n", ".lua")
+  local code, out = h.run(h.lunet() .. " load -q " .. script .. " 2>&1")
+  eq(code, 0, out)
+  truthy(out:find(":2: in upvalue 'deeper'", 1, true) and out:find(":3: in function <", 1, true), "the user's frames:\n" .. out)
+  truthy(not out:find("lua/lunet/", 1, true) and not out:find("'xpcall'", 1, true), "lunet's frames folded:\n" .. out)
+  truthy(out:find("\t[lunet]: ", 1, true), "one [lunet] line in their place:\n" .. out)
+end)

@@ -69,12 +69,18 @@ function M.frames(text)
   local i = 1
   while i <= #lines do
     if marks[i] then
-      local outermost
+      -- Named by its outermost frame, or by the outermost that has a name (a stretch at the
+      -- bottom of a VU's stack ends in an anonymous function: `in method 'iterate'` says more).
+      local outermost, named
       while marks[i] do
-        if kind(lines[i]) == "lunet" then outermost = lines[i] end
+        if kind(lines[i]) == "lunet" then
+          outermost = lines[i]
+          if called_as(lines[i]) ~= "in ?" then named = lines[i] end
+        end
         i = i + 1
       end
-      out[#out + 1] = "\t[lunet]: " .. called_as(outermost or "")
+      local as = called_as(outermost or "")
+      out[#out + 1] = "\t[lunet]: " .. (as == "in ?" and named and called_as(named) or as)
     else
       out[#out + 1] = lines[i]
       i = i + 1

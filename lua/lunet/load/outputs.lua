@@ -42,7 +42,7 @@ function M.conclude(o, stdout, stderr)
   for i = 1, math.min(3, #(o.failures or {})) do
     local f = o.failures[i]
     stderr:write(string.format("lunet load: %d iteration%s of %s failed: %s\n", f.count, f.count == 1 and "" or "s",
-      f.scenario, err_text(f.traceback or f.message)))
+      f.scenario, err_text(f.traceback and require("lunet.traceback").user(f.traceback) or f.message)))
   end
   local view = o.view
   local width = tonumber(os.getenv("COLUMNS")) or 80   -- what the shell says, when it exports it
