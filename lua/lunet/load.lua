@@ -287,10 +287,12 @@ local function finish(run, p, c, out_file, stdout, stderr, live, elapsed, clock)
   local failures = {}
   for _, f in pairs(run.failures) do failures[#failures + 1] = f end
   table.sort(failures, function(a, b) return a.order < b.order end)
+  -- When the VUs started, on the wall clock (the report's first second is partial from there).
+  local started = clock.wall0 + (run.started or clock.mono0) - clock.mono0
   local record
   if out_file or c.result_line then
     record = result.build({ test = p.test, script = c.script:match("[^/]*$"), plan = p.plan, registry = registry,
-      shard = { index = c.shard_index or 0, count = c.shard_count or 1 }, started = clock.wall0, elapsed = elapsed,
+      shard = { index = c.shard_index or 0, count = c.shard_count or 1 }, started = started, elapsed = elapsed,
       interrupted = live.interrupted, aborted = live.aborted ~= nil, checks = p.state.checks.list,
       failures = run.failures, series = run.series and series_module.encode(run.series) })
   end
@@ -307,7 +309,8 @@ local function finish(run, p, c, out_file, stdout, stderr, live, elapsed, clock)
     failures = failures, view = view, summary_export = c.summary_export, report = c.report,
     result_line = c.result_line and record or nil,
     report_model = function()
-      return report_model.build({ title = c.script:match("[^/]*$"), shards = 1, elapsed = elapsed, registry = registry,
+      return report_model.build({ title = c.script:match("[^/]*$"), shards = 1, started = started, ended = started + elapsed,
+        elapsed = elapsed, registry = registry,
         series = run.series and series_module.encode(run.series) or {}, checks = p.state.checks.list,
         thresholds = p.thresholds, passed = passed and not live.aborted })
     end,

@@ -139,6 +139,11 @@ function M.combine(sources)
   if not list then return nil, err end
   local registry = metrics.registry()
   local elapsed, interrupted, aborted = 0, {}, false
+  -- The merged run: from the first shard's start to the last one's end (the report's seconds).
+  local started, ended = math.huge, -math.huge
+  for _, e in ipairs(list) do
+    started, ended = math.min(started, e.data.started), math.max(ended, e.data.started + e.data.elapsed)
+  end
   for _, e in ipairs(list) do
     registry:absorb(e.data.metrics)
     elapsed = math.max(elapsed, e.data.elapsed)
@@ -158,7 +163,8 @@ function M.combine(sources)
   local ok, parsed = pcall(thresholds.parse, list[1].data.thresholds)
   if not ok then return nil, string.format("%s: its thresholds do not parse: %s", list[1].name, type(parsed) == "table" and parsed.usage or tostring(parsed)) end
   return { registry = registry, series = series, checks = checks, failures = failures, thresholds = parsed,
-           trend_stats = list[1].data.trend_stats, elapsed = elapsed, shards = #list, script = list[1].data.script,
+           trend_stats = list[1].data.trend_stats, elapsed = elapsed, started = started, ended = ended,
+           shards = #list, script = list[1].data.script,
            interrupted = interrupted, aborted = aborted }
 end
 
@@ -182,7 +188,7 @@ function M.run(sources, opts, stdout, stderr)
   local written = outputs.conclude({
     failures = m.failures, view = view, summary_export = opts.summary_export, report = opts.report,
     report_model = function()
-      return report_model.build({ title = m.script, shards = m.shards, elapsed = m.elapsed, registry = m.registry,
+      return report_model.build({ title = m.script, shards = m.shards, started = m.started, ended = m.ended, elapsed = m.elapsed, registry = m.registry,
         series = m.series, checks = m.checks, thresholds = m.thresholds, passed = passed and not m.aborted })
     end,
   }, stdout, stderr)

@@ -144,6 +144,9 @@ end
 -- cancelled at a stop never runs its own code again: the continuation counts it out).
 function Run:spawn_vu(sc, fn, vu, ...)
   self.vus = self.vus + 1
+  -- The series' second holds the most VUs it saw: from the first VU on, not from the ticker's
+  -- first tick a second later (the report's VUs chart started at 0).
+  if self.series then require("lunet.load.series").note_vus(self.series, now(), self.vus) end
   local t = task.spawn(fn, vu, ...)
   t._vu = vu
   t:continue(function()
