@@ -51,6 +51,8 @@ test("a call from items: name==value parameters, field=value and field:=json bod
   local code, out, err = api(q(SPEC) .. " getItem item_id==1 X-Request-Id:cli-1 -v")
   eq(code, 0, err)
   truthy(out:find("GET /items/1 HTTP/1.1", 1, true) and out:find('"name":"first"', 1, true), out)
+  -- Issue 47, item 8: a header parameter goes out spelled as typed, not as the document's x-request-id.
+  truthy(out:find("\nX-Request-Id: cli-1\n", 1, true), "the header as typed:\n" .. out)
   truthy(out:lower():find("x-request-id: cli-1", 1, true), "a header parameter from a Name:value item:\n" .. out)
   code, out, err = api(q(SPEC) .. " createItem name=cli price:=4 tags:='[\"b\"]' --print=b")
   eq(code, 0, err)

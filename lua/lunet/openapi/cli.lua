@@ -88,7 +88,9 @@ end
 -- The operation's arguments from items: parameters, the body (nested JSON, as HTTPie builds
 -- it), and headers that are not parameters (handed on).
 local function arguments(api, op, list)
-  local args, fields, headers = {}, {}, {}
+  -- typed: a header parameter's name as the user typed it (X-Request-Id), sent so, not as the
+  -- document spells it (x-request-id).
+  local args, fields, headers, typed_names = {}, {}, {}, {}
   local by = {}
   for _, p in ipairs(op.parameters) do by[p["in"] .. ":" .. p.name:lower()] = p end
   for _, text in ipairs(list) do
@@ -108,6 +110,7 @@ local function arguments(api, op, list)
     elseif item.kind == "header" and by["header:" .. item.name:lower()] then
       local p = by["header:" .. item.name:lower()]
       args[p.name] = typed(api, p, item.value)
+      typed_names[p.name] = item.name
     elseif item.kind == "header" or item.kind == "empty_header" then headers[#headers + 1] = text
     elseif (item.kind == "data" or item.kind == "json") and not op.body and param_named(by, item.name) then
       -- `id=3` for an operation with no body and a parameter `id`: HTTPie's `==` was meant.
@@ -125,18 +128,18 @@ local function arguments(api, op, list)
     if not ok then return nil, "the body fields do not make JSON: " .. errors.describe(body) end
     args.body = body
   end
-  return args, headers
+  return args, headers, typed_names
 end
 
 -- The one-shot command line's words for request options `opts` (what lunet.openapi.call made).
-local function one_shot(api, opts, headers, passed)
+local function one_shot(api, opts, headers, passed, typed_names)
   local argv = {}
   for _, a in ipairs(passed) do argv[#argv + 1] = a end
   local target = api:session().base_url .. opts.url
   if opts.query then target = url.with_query(target, opts.query) end
   argv[#argv + 1] = opts.method
   argv[#argv + 1] = target
-  for name, value in pairs(opts.headers or {}) do argv[#argv + 1] = name .. ":" .. value end
+  for name, value in pairs(opts.headers or {}) do argv[#argv + 1] = (typed_names[name] or name) .. ":" .. value end
   for _, h in ipairs(headers) do argv[#argv + 1] = h end
   if opts.json ~= nil then
     argv[#argv + 1] = "--raw=" .. json.encode(opts.json)
@@ -247,12 +250,12 @@ function M.main(argv)
     return 2
   end
   if own.help then say(op:help_text()) return 0 end
-  local args, headers = arguments(api, op, table.move(words, 3, #words, 1, {}))
+  local args, headers, typed_names = arguments(api, op, table.move(words, 3, #words, 1, {}))
   if not args then complain(headers) return 2 end
   local built, opts = pcall(require("lunet.openapi.call").request, api, op, args)
   if not built then complain(errors.describe(opts)) return 2 end   -- nothing was sent
   if not host_named(api, own, passed, headers, opts) then return 2 end
-  return require("lunet.cli.main").main(one_shot(api, opts, headers, passed), {
+  return require("lunet.cli.main").main(one_shot(api, opts, headers, passed, typed_names), {
     on_response = function(r)
       local fine, problem = pcall(require("lunet.openapi.call").check_response, api, op, r)
       if not fine then complain(errors.describe(problem)) return 1 end
