@@ -149,5 +149,22 @@ test("HAR timings from lunet's cumulative timings", function()
   eq(har.iso8601(1700000000.1234), "2023-11-14T22:13:20.123Z", "iso8601")
 end)
 
+test("HAR keeps a request its task's :timeout() ended, with the error (issue 47, item 8)", function()
+  local path = TMP .. "/timeout.har"
+  local rec = http.record(path)
+  local t = http.get_async(BIN .. "/delay/3"):timeout(0.3)
+  local ok, err = pcall(t.await, t)
+  eq(ok, false, "the task timed out")
+  truthy(tostring(err):find("timeout", 1, true), tostring(err))
+  http.get(BIN .. "/get")   -- the loop turns: the cancelled transfer's outcome comes back
+  rec:stop()
+  local entries = json.decode(read(path)).log.entries
+  eq(#entries, 2, "both requests")
+  local cut = entries[1].request.url:find("/delay/3", 1, true) and entries[1] or entries[2]
+  truthy(cut.request.url:find("/delay/3", 1, true), "the request the timeout ended is there")
+  eq(cut.response.status, 0, "no response")
+  truthy(cut.response._error and cut.response._error ~= "", "its error: " .. tostring(cut.response._error))
+end)
+
 h.cleanup(after_all, function() os.execute("rm -rf " .. q(TMP)) end)
 h.done()

@@ -122,12 +122,14 @@ local function attempt_of(validates, recording)
     if req.events_handler then req.on_events = events_consumer(req.events_handler, t) end
     local started = recording and not opts._unrecorded and require("lunet.har").now() or nil
     local id = core.send(session._core, function(_, raw, status, reason, u, version, elapsed)
-      if t.state ~= "pending" then return end
       if raw == nil then
+        -- Recorded even when the task was settled already: a request its task's :timeout() or
+        -- a cancel ended is in the HAR, with the error that ended it.
         if started then record(status, started, req) end
-        task._reject(t, status)
+        if t.state == "pending" then task._reject(t, status) end
         return
       end
+      if t.state ~= "pending" then return end
       local r = response.new(raw, status, reason, u, version, elapsed)
       if started then record(r, started, req) end
       if not validates then
