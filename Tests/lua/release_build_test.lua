@@ -38,6 +38,7 @@ echo "swift $*" >> "]] .. log .. [["
 case "$FAKE_SWIFT" in
 fail) echo "error: the build broke"; exit 1 ;;
 noop) [ -e .build/release/lunet ] && exit 0 ;;
+slow) echo "[1/3] Write sources"; sleep 2.5 ;;
 esac
 echo "[1/3] Compiling Tool main.swift"
 echo "[3/3] Linking lunet"
@@ -157,4 +158,14 @@ test("on a terminal, a build says each step and swift's progress; not on a pipe"
   code, out = h.run("cd " .. work .. " && FAKE_SWIFT=fail PATH=" .. bin .. ":$PATH script -qec " ..
     "'" .. proj .. "/scripts/lunet -e x' /dev/null")
   truthy(code ~= 0 and out:find("error: the build broke", 1, true), "a failed build shows its log on a terminal too:\n" .. out)
+end)
+
+test("on a terminal, a long step's progress line counts the seconds (issue 47, item 8)", function()
+  later("touch " .. proj .. "/lua/tool.lua")
+  local code, out = h.run("cd " .. work .. " && FAKE_SWIFT=slow PATH=" .. bin .. ":$PATH script -qec " ..
+    "'" .. proj .. "/scripts/lunet -e x' /dev/null")
+  eq(code, 0, out)
+  -- swift prints a step's line when it starts; a compile that takes minutes left the line as
+  -- it was, as if the build hung. It is redrawn each second with the time so far.
+  truthy(out:find("[1/3] Write sources · 2 s", 1, true), "the seconds count on:\n" .. out)
 end)
