@@ -58,7 +58,7 @@ final class EmbeddedTextReleaseTests: XCTestCase {
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         let path = NSTemporaryDirectory() + "embedded-release-\(getpid())"
         let bytes = (0..<(8 * page)).map { UInt8(truncatingIfNeeded: $0 &* 31) }
-        FileManager.default.createFile(atPath: path, contents: Data(bytes))
+        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(bytes)), "the file to map")
         defer { unlink(path) }
         let fd = open(path, O_RDONLY)
         defer { close(fd) }
