@@ -42,4 +42,76 @@ test("LUNET_INTERNALS=1 opens it (lunet's own tests and benchmarks)", function()
   eq({ code, out }, { 0, "function\n" }, "with the variable")
 end)
 
+-- Issue 46, item 16: the ways around require. Each prints whether it reached lunet.core.
+local PROBES = [[
+  local function is_core(v) return type(v) == "table" and type(rawget(v, "send")) == "function" and type(rawget(v, "now")) == "function" end
+  local function say(what, v) print(what, is_core(v) and "REACHED" or "no") end
+  -- a chunk named as lunet's own, as text and through a file under a lua/lunet folder
+  local f = load("return require('lunet.core')", "@lua/lunet/x.lua")
+  say("load", select(2, pcall(f)))
+  local dir = os.tmpname(); os.remove(dir); os.execute("mkdir -p " .. dir .. "/lua/lunet")
+  local file = io.open(dir .. "/lua/lunet/x.lua", "w"); file:write("return require('lunet.core')"); file:close()
+  local here = os.getenv("PWD")
+  package.path = dir .. "/?.lua;" .. package.path
+  say("loadfile", (function() local g = loadfile(dir .. "/lua/lunet/x.lua"); return g and select(2, pcall(g)) end)())
+  -- a binary chunk carries its functions' source names: one naming lunet's is not loaded
+  local lunets = http.parse_size
+  assert(debug.getinfo(lunets, "S").source:find("^@lua/lunet/"), "a Lua function of lunet's")
+  print("binary", load(string.dump(lunets)) and "loaded" or "refused")
+  print("own binary", load(string.dump(function() return 1 end)) and "loaded" or "refused")
+  -- upvalues and locals of lunet's functions, however deep
+  local seen, hit = {}, false
+  local function walk(v, depth)
+    if depth > 6 or seen[v] or hit then return end
+    seen[v] = true
+    if is_core(v) then hit = true return end
+    if type(v) == "function" then
+      for i = 1, 255 do
+        local name, u = debug.getupvalue(v, i)
+        if not name then break end
+        walk(u, depth + 1)
+      end
+    elseif type(v) == "table" then
+      for _, u in pairs(v) do walk(u, depth + 1) end
+    end
+  end
+  walk(http, 0)
+  print("getupvalue", hit and "REACHED" or "no")
+  print("setupvalue", pcall(debug.setupvalue, http.get, 1, nil) and "allowed" or "refused")
+  -- require called for the script by lunet's own code (a task runs the function it is given)
+  local t = task.spawn(require, "lunet.core")
+  say("task.spawn(require)", select(2, pcall(t.await, t)))
+  -- a user's own closures stay open to the debug library
+  local mine = 42
+  local function g() return mine end
+  print("own upvalue", debug.getupvalue(g, 1))
+]]
+
+local function probes(out)
+  local seen = {}
+  for what, verdict in out:gmatch("([^\n\t]+)\t([^\n]+)") do seen[what] = verdict end
+  return seen
+end
+
+test("the ways around require reach nothing: chunk names, binary chunks, upvalues, a task running require (program)", function()
+  local code, out = run(PROBES)
+  eq(code, 0, out)
+  eq(probes(out), { load = "no", loadfile = "no", binary = "refused", ["own binary"] = "loaded", getupvalue = "no", setupvalue = "refused",
+    ["task.spawn(require)"] = "no", ["own upvalue"] = "mine\t42" }, "each route:\n" .. out)
+end)
+
+test("the same in module mode (require 'lunet' from a stock lua5.4)", function()
+  local build = h.lunet():match("^(.*)/[^/]*$")
+  local moddir = h.tmpname()
+  os.remove(moddir)
+  os.execute("mkdir -p " .. moddir .. " && ln -sf " .. build .. "/libLunetLuaModule.so " .. moddir .. "/lunet.so")
+  local preload = os.getenv("LUNET_SANITIZER_PRELOAD")
+  local script = h.script("local lunet = require 'lunet'\nhttp, task = lunet.http, lunet.task\n" .. PROBES)
+  local code, out = h.run("env -u LUNET_INTERNALS " .. (preload and ("LD_PRELOAD='" .. preload .. "' ") or "") ..
+    "LUA_CPATH='" .. moddir .. "/?.so;;' lua5.4 " .. script)
+  eq(code, 0, out)
+  eq(probes(out), { load = "no", loadfile = "no", binary = "refused", ["own binary"] = "loaded", getupvalue = "no", setupvalue = "refused",
+    ["task.spawn(require)"] = "no", ["own upvalue"] = "mine\t42" }, "each route:\n" .. out)
+end)
+
 h.done()

@@ -3,31 +3,9 @@
 local runtime = require "lunet.runtime"
 local errors = require "lunet.errors"
 
--- lunet.core, the private bindings lunet's modules are written on (core.send with a made-up
--- task, and the like), is lunet's own: a script's `require "lunet.core"` (or a look at
--- package.loaded) finds nothing. lunet's modules, whose chunks are named "@lua/lunet/...",
--- still get it from require. LUNET_INTERNALS=1 in the environment opens it to any code: lunet's
--- own tests and benchmarks read its counters and clock.
-do
-  local core = require "lunet.core"
-  local loaded, getinfo, sub = package.loaded, debug.getinfo, string.sub
-  local open_to_all = os.getenv("LUNET_INTERNALS") == "1"
-  loaded["lunet.core"] = nil
-  rawset(package.preload, "lunet.core", nil)
-  -- Who looks (levels: 1 this function, 2 the __index below, 3 who indexed): `require` (a C
-  -- function) for its caller, or the code indexing package.loaded itself.
-  local function lunets_own()
-    local info = getinfo(3, "S")
-    if info and info.what == "C" then info = getinfo(4, "S") end
-    return info ~= nil and sub(info.source, 1, 11) == "@lua/lunet/"
-  end
-  local mt = getmetatable(loaded)
-  if mt == nil then
-    setmetatable(loaded, { __index = function(_, name)
-      if name == "lunet.core" and (open_to_all or lunets_own()) then return core end
-    end })
-  end
-end
+-- lunet.core is lunet's own: out of package.loaded, and out of reach by chunk names and the
+-- debug library (lunet.core_guard).
+require("lunet.core_guard")(require "lunet.core")
 
 -- The lunet program (and a Swift tool embedding it) owns its interpreter and replaces
 -- coroutine.resume and coroutine.wrap, so that a user's own coroutines pass awaits through. A
