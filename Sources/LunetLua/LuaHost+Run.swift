@@ -17,7 +17,10 @@ extension LuaHost {
         let status: Int32
         switch source {
         case .file(let path):
-            status = path == "-" ? luaL_loadfilex(L, nil, "t") : luaL_loadfilex(L, path, "t")
+            // A chunk named "@lua/lunet/..." is lunet's own (lunet.core_guard): a script at that
+            // relative path is named "@./lua/lunet/..." instead.
+            let named = path.hasPrefix("lua/lunet/") ? "./" + path : path
+            status = path == "-" ? luaL_loadfilex(L, nil, "t") : luaL_loadfilex(L, named, "t")
         case .string(let code, let name):
             var code = code
             status = code.withUTF8 { buf in
