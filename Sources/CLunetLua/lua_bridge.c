@@ -20,10 +20,20 @@ void lunet_crossings(unsigned long *down, unsigned long *up) {
     *up = crossings_up;
 }
 
+// Whether a Swift frame stands between the code running now and the innermost protected call:
+// above 0 inside a Swift function Lua called (the trampoline counts it), 0 again inside a
+// protected call Swift makes (lunet_pcall, lunet_protected_pushlstring). The allocator
+// (lua_heap.c) reads it: a failed allocation with no Swift frame in the way returns NULL, and
+// Lua raises "not enough memory" as stock Lua does; with one, a longjmp would skip the Swift
+// frame's cleanup, so it stops the process with a message instead.
+_Thread_local int lunet_swift_depth;
+
 static int lunet_trampoline(lua_State *L) {
     crossings_down++;
     lunet_SwiftFunction fn = (lunet_SwiftFunction)lua_touserdata(L, lua_upvalueindex(1));
+    lunet_swift_depth++;
     int n = fn(L);
+    lunet_swift_depth--;
     if (n == LUNET_RAISE) {
         BEFORE_RAISE();
         return lua_error(L);
@@ -97,8 +107,35 @@ int lunet_pcall(lua_State *L, int nargs, int nresults) {
     int base = lua_gettop(L) - nargs;   // the function's index
     lua_pushcfunction(L, message_handler);
     lua_insert(L, base);
+    int depth = lunet_swift_depth;
+    lunet_swift_depth = 0;
     int status = lua_pcall(L, nargs, nresults, base);
+    lunet_swift_depth = depth;
     lua_remove(L, base);
+    return status;
+}
+
+static int push_lstring(lua_State *L) {
+    const char *s = lua_touserdata(L, 1);
+    size_t len = (size_t)lua_tointeger(L, 2);
+    lua_pushlstring(L, s, len);
+    return 1;
+}
+
+// Pushes len bytes as a string from a Swift function, under a protected call of its own: when
+// the memory is not there, the string is not pushed and LUA_ERRMEM is returned (nothing is
+// left on the stack), and the Swift function raises the error once it has returned
+// (LUNET_RAISE). For large strings only: a protected call costs more than the push.
+int lunet_protected_pushlstring(lua_State *L, const char *s, size_t len) {
+    if (!lua_checkstack(L, 3)) return LUA_ERRMEM;
+    lua_pushcfunction(L, push_lstring);
+    lua_pushlightuserdata(L, (void *)s);
+    lua_pushinteger(L, (lua_Integer)len);
+    int depth = lunet_swift_depth;
+    lunet_swift_depth = 0;
+    int status = lua_pcall(L, 2, 1, 0);
+    lunet_swift_depth = depth;
+    if (status != LUA_OK) lua_pop(L, 1);   // the error object
     return status;
 }
 

@@ -33,8 +33,16 @@ typedef struct lunet_heap {
     void *chunks;               // every chunk, linked through its first word
 } lunet_heap;
 
+extern _Thread_local int lunet_swift_depth;   // lua_bridge.c
+
+// A block Lua asked for and malloc could not give. With no Swift frame between here and the
+// innermost protected call, NULL: Lua raises "not enough memory", which a pcall catches, as in
+// stock Lua. Inside a Swift function, Lua's longjmp would skip the Swift frame's cleanup: the
+// process stops with a message instead.
+#define OUT_OF_MEMORY(n) do { if (lunet_swift_depth == 0) return NULL; out_of_memory(n); } while (0)
+
 static void out_of_memory(size_t n) {
-    fprintf(stderr, "lunet: out of memory (Lua asked for %zu bytes); stopping\n", n);
+    fprintf(stderr, "lunet: out of memory (Lua asked for %zu bytes inside a Swift function); stopping\n", n);
     abort();
 }
 
@@ -49,7 +57,7 @@ static void *small_block(lunet_heap *h, size_t c) {
     size_t size = c * GRAIN;
     if ((size_t)(h->limit - h->cursor) < size) {
         char *chunk = malloc(CHUNK);
-        if (!chunk) out_of_memory(size);
+        if (!chunk) return NULL;
         *(void **)chunk = h->chunks;
         h->chunks = chunk;
         h->cursor = chunk + GRAIN;   // the link, rounded up to keep blocks 16-byte aligned
@@ -69,7 +77,7 @@ static void *plain_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     (void)ud; (void)osize;
     if (nsize == 0) { free(ptr); return NULL; }
     void *p = realloc(ptr, nsize);
-    if (p == NULL) out_of_memory(nsize);
+    if (p == NULL) OUT_OF_MEMORY(nsize);
     return p;
 }
 
@@ -77,9 +85,8 @@ static void *heap_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     lunet_heap *h = ud;
     if (ptr == NULL) {   // a new block (osize is then the kind of object, not a size)
         if (nsize == 0) return NULL;
-        if (nsize <= SMALL_MAX) return small_block(h, class_of(nsize));
-        void *p = malloc(nsize);
-        if (p == NULL) out_of_memory(nsize);
+        void *p = nsize <= SMALL_MAX ? small_block(h, class_of(nsize)) : malloc(nsize);
+        if (p == NULL) OUT_OF_MEMORY(nsize);
         return p;
     }
     if (osize <= SMALL_MAX) {
@@ -87,7 +94,7 @@ static void *heap_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
         if (nsize == 0) { small_free(h, ptr, c); return NULL; }
         if (nsize <= SMALL_MAX && class_of(nsize) == c) return ptr;
         void *p = nsize <= SMALL_MAX ? small_block(h, class_of(nsize)) : malloc(nsize);
-        if (p == NULL) out_of_memory(nsize);
+        if (p == NULL) OUT_OF_MEMORY(nsize);   // the old block stays as it was, as Lua expects
         memcpy(p, ptr, osize < nsize ? osize : nsize);
         small_free(h, ptr, c);
         return p;
@@ -95,12 +102,13 @@ static void *heap_alloc(void *ud, void *ptr, size_t osize, size_t nsize) {
     if (nsize == 0) { free(ptr); return NULL; }
     if (nsize <= SMALL_MAX) {
         void *p = small_block(h, class_of(nsize));
+        if (p == NULL) OUT_OF_MEMORY(nsize);
         memcpy(p, ptr, nsize);
         free(ptr);
         return p;
     }
     void *p = realloc(ptr, nsize);
-    if (p == NULL) out_of_memory(nsize);
+    if (p == NULL) OUT_OF_MEMORY(nsize);
     return p;
 }
 

@@ -54,6 +54,10 @@ void lunet_set_noenv(lua_State *L);
 /// lua_pcall with a message handler that appends a traceback to string errors. The handler
 /// leaves non-string error values alone (tables, error objects) so callers can inspect them.
 int lunet_pcall(lua_State *L, int nargs, int nresults);
+/// Pushes len bytes as a Lua string under a protected call of its own: LUA_OK, or LUA_ERRMEM
+/// with nothing pushed when the memory is not there (a Swift function then raises; for large
+/// strings, where an allocation can fail).
+int lunet_protected_pushlstring(lua_State *L, const char *s, size_t len);
 /// The calls from Lua into Swift functions (down) and from Swift into Lua (up, lunet_pcall)
 /// made on this thread so far.
 void lunet_crossings(unsigned long *down, unsigned long *up);

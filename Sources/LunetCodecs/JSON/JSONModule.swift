@@ -37,13 +37,13 @@ public enum JSONModule {
             }
         }
         var writer = JSONWriter()
+        writer.owner = "json.encode"
         defer { writer.release() }
         if let error = LuaJSONEncoder.encode(L, index: 1, options: options, writer: &writer) {
             LuaErrorObject.push(L, error)
             return LUNET_RAISE
         }
-        lua_pushlstring(L, UnsafeRawPointer(writer.base!).assumingMemoryBound(to: CChar.self), writer.count)
-        return 1
+        return writer.pushResult(L)
     }
 
     /// json.decode(string [, { max_depth = n }]) -> value

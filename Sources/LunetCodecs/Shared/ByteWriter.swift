@@ -1,5 +1,7 @@
+import CLunetLua
 import Glibc
 import LunetCore
+import LunetLuaStack
 
 /// A growable byte buffer on the C heap, written through raw pointers: what every encoder
 /// (JSON, XML, protobuf) writes into, and the decoders' scratch for text they cannot push
@@ -10,6 +12,10 @@ struct ByteWriter {
     var capacity = 0
     /// Named in the message when memory runs out.
     var owner: StaticString = "an encoder"
+    /// Set when the memory for the output ran out: the encoder still walks its value to the
+    /// end (its writes go to a scratch block, overwritten), and the Lua function then raises
+    /// "not enough memory" (pushResult) where it used to stop the process.
+    var outOfMemory = false
 
     /// Room for `n` more bytes; returns where the next byte goes.
     @inline(__always)
@@ -20,10 +26,24 @@ struct ByteWriter {
 
     @inline(never)
     mutating func grow(_ n: Int) {
-        let newCapacity = max(count + n, capacity * 2, 1024)
-        guard let grown = realloc(base, newCapacity) else { codecOutOfMemory(owner) }
-        base = grown.assumingMemoryBound(to: UInt8.self)
-        capacity = newCapacity
+        if outOfMemory {   // writing into the scratch block: from its start again
+            count = 0
+            if capacity >= n { return }
+        }
+        let newCapacity = outOfMemory ? max(n, 1024) : max(count + n, capacity * 2, 1024)
+        if let grown = realloc(base, newCapacity) {
+            base = grown.assumingMemoryBound(to: UInt8.self)
+            capacity = newCapacity
+            return
+        }
+        // The output does not fit: what was written is given back, and a block of this one
+        // write's size takes the rest of the walk.
+        free(base)
+        outOfMemory = true
+        count = 0
+        guard let scratch = malloc(max(n, 1024)) else { codecOutOfMemory(owner) }
+        base = scratch.assumingMemoryBound(to: UInt8.self)
+        capacity = max(n, 1024)
     }
 
     @inline(__always)
@@ -67,12 +87,28 @@ struct ByteWriter {
 }
 
 extension ByteWriter {
+    /// The output as the Lua function's result: pushed under a protected call of its own when
+    /// it is large (its allocation can fail), or "not enough memory" raised (kind too_large)
+    /// when the output or its string did not fit. Returns the Lua function's status.
+    func pushResult(_ L: OpaquePointer) -> Int32 {
+        if !outOfMemory {
+            if count < 1 << 20 {
+                lunet_pushbytes(L, base, count)
+                return 1
+            }
+            if lunet_protected_pushlstring(L, UnsafeRawPointer(base!).assumingMemoryBound(to: CChar.self), count) == LUA_OK { return 1 }
+        }
+        LuaErrorObject.push(L, LunetError(.tooLarge, "not enough memory for \(owner)'s output (\(count) bytes and more)"))
+        return LUNET_RAISE
+    }
+
     /// The encoders' Swift entry points: `body` writes into a fresh writer, and what it wrote
     /// is appended to `out`; on failure `out` is left as it was and the error returned.
     static func encode(into out: ByteBuffer, _ body: (inout ByteWriter) -> LunetError?) -> LunetError? {
         var writer = ByteWriter()
         defer { writer.release() }
         if let error = body(&writer) { return error }
+        if writer.outOfMemory { return LunetError(.tooLarge, "not enough memory for \(writer.owner)'s output") }
         if writer.count > 0 { out.append(writer.base!, writer.count) }
         return nil
     }

@@ -73,13 +73,13 @@ public enum XMLModule {
             }
         }
         var writer = XMLWriter()
+        writer.owner = "xml.encode"
         defer { writer.release() }
         if let error = LuaXMLEncoder.encode(L, index: 1, options: options, writer: &writer) {
             LuaErrorObject.push(L, error)
             return LUNET_RAISE
         }
-        lunet_pushbytes(L, writer.base, writer.count)
-        return 1
+        return writer.pushResult(L)
     }
 
     static func typeName(_ L: OpaquePointer, _ i: Int32) -> String { CodecOptions.typeName(L, i) }
