@@ -22,7 +22,7 @@ static void vu_hook(lua_State *L, lua_Debug *ar) {
     (void)ar;
     if (!stop_requested) return;
     lua_sethook(L, vu_hook, LUA_MASKCOUNT, 1);
-    lua_pushliteral(L, "the run was stopped: the iteration never yielded (stopped by lunet load's hook)");
+    lua_pushliteral(L, "the run was stopped: the code never yielded (stopped by lunet load's hook)");
     lunet_error_object(L, "cancelled");
     BEFORE_RAISE();
     lua_error(L);

@@ -125,3 +125,21 @@ test("a spinning iteration: a second Ctrl-C stops it at once, SIGTERM within gra
   truthy(took < 5, "within graceful_stop (2 s): " .. took .. " s")
   truthy(export and export.metrics, "the summary export was written")
 end)
+
+-- Issue 46, item 2: setup and teardown that never yield are stopped at their timeouts too.
+test("a spinning setup or teardown is stopped at setup_timeout / teardown_timeout", function()
+  local function spins(hook)
+    return "options = { iterations = 1, vus = 1, setup_timeout = '1s', teardown_timeout = '1s' }\n" ..
+      "function " .. hook .. "() local n = 0 while true do n = n + 1 end end\n" ..
+      "return function() end\n"
+  end
+  for _, hook in ipairs({ "setup", "teardown" }) do
+    local script = h.temp_file(spins(hook), ".lua")
+    local t0 = now()
+    local code, out = h.run("timeout 60 " .. q(LUNET) .. " load " .. q(script) .. " --quiet 2>&1")
+    local took = now() - t0
+    truthy(code ~= 124, hook .. " ended before the test's own limit: " .. out)
+    truthy(took < 10, hook .. ": about its 1 s timeout, not for ever: " .. took .. " s")
+    truthy(out:find(hook .. " failed", 1, true), hook .. " is named as failed:\n" .. out)
+  end
+end)

@@ -217,8 +217,15 @@ end
 -- Runs a function of the script (setup, teardown) in a task with a timeout; its value, or nil
 -- and the error with its traceback.
 local function run_hook(fn, arg, timeout)
-  local t = task.spawn(fn, arg)
+  -- One that never yields (`while true do end`) holds the loop, and with it the timeout's
+  -- timer: the VUs' count hook (core.vu_hook) stops it once its time has passed.
+  core.vu_stop_after(timeout + runner.HOOK_MARGIN)
+  local t = task.spawn(function(a)
+    core.vu_hook()
+    return fn(a)
+  end, arg)
   local ok, value = pcall(function() return t:timeout(timeout):await() end)
+  core.vu_stop_after(nil)
   if ok then return true, value end
   return false, errors.describe(value) .. (t.traceback and ("\n" .. t.traceback) or "")
 end
