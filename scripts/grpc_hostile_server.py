@@ -32,6 +32,9 @@ once the request ended, as grpcio does):
   redirect        302 to the second port (which logs "other" and answers nothing)
   rst             RST_STREAM INTERNAL_ERROR on the call's stream once the request ended (the
                   server has read the call: a client must not send it again)
+  refuse          RST_STREAM REFUSED_STREAM on the first request's stream at its HEADERS (RFC
+                  9113 8.7: not processed, safe to send again); the ones after it get one
+                  message and grpc-status 0
   status:VALUE    a whole message, then trailers with grpc-status VALUE (as written: "192",
                   "0x0", "1e300") and a grpc-message of 300 bytes ("m" * 298 + "!!")
   flood           one-byte messages for ever, as fast as HTTP/2 flow control lets it (the
@@ -92,7 +95,7 @@ def string_field(text):
 
 
 # The modes that answer as soon as a request's HEADERS come; the others once the request ended.
-AT_ONCE = ("head", "half", "huge", "redirect")
+AT_ONCE = ("head", "half", "huge", "redirect", "refuse")
 GRPC_HEAD = [(":status", "200"), ("content-type", "application/grpc")]
 OK = [("grpc-status", "0")]
 
@@ -162,6 +165,10 @@ class Conn:
             self.send(head, data(whole), trailers([("grpc-status", MODE[7:]), ("grpc-message", "m" * 298 + "!!")]))
         elif MODE == "rst":
             self.send(frame(RST, 0, stream, struct.pack(">I", 2)))
+        elif MODE == "refuse" and next(CALLS) == 0:
+            self.send(frame(RST, 0, stream, struct.pack(">I", 7)))   # REFUSED_STREAM
+        elif MODE == "refuse":
+            self.send(head, data(whole), trailers(OK))
         elif MODE == "redirect":
             loc = "http://127.0.0.1:%d/greet.Greeter/SayHello" % OTHER_PORT
             self.send(frame(HEADERS, END_HEADERS | END_STREAM, stream, hpack([(":status", "302"), ("location", loc)])))

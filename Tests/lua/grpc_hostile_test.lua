@@ -95,6 +95,14 @@ test("a call the server read and then reset is not sent again: kind protocol, on
   end)
 end)
 
+test("a stream the server refused (REFUSED_STREAM: never processed) is sent again, and succeeds", function()
+  against("refuse", function(target, log)
+    local g = client(target)
+    eq(g:call("greet.Greeter/SayHello", { name = "x" }).message, "hi", "the answer to the second sending")
+    eq(events(log).headers, 2, "sent twice: the server refused the first before reading it")
+  end)
+end)
+
 -- Each stage an answer can stall at, with the call's deadline: DEADLINE_EXCEEDED, in time.
 local STALLS = {
   { "silent", "nothing at all, not even SETTINGS" },
