@@ -20,3 +20,19 @@ int lunet_route_socket(void) {
     }
     return s;
 }
+
+// The bytes a TCP socket has received (TCP_INFO's tcpi_bytes_received, Linux 4.1), or -1 when
+// the kernel cannot say (not a TCP socket, an older kernel). linux/tcp.h has the field; the C
+// library's netinet/tcp.h, which Swift's Glibc module brings in, does not.
+#include <linux/tcp.h>
+#include <netinet/in.h>
+#include <stddef.h>
+
+long long lunet_socket_bytes_received(int fd) {
+    struct tcp_info info;
+    memset(&info, 0, sizeof info);
+    socklen_t size = sizeof info;
+    if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &size) != 0) return -1;
+    if (size < offsetof(struct tcp_info, tcpi_bytes_received) + sizeof info.tcpi_bytes_received) return -1;
+    return (long long)info.tcpi_bytes_received;
+}

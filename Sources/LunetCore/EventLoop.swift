@@ -195,6 +195,7 @@ public final class EventLoop {
         // Only a timeout needs the start (a redirect hop's share of it): no clock read otherwise.
         if t.startedAt == 0, t.request.options.timeout != nil { t.startedAt = Self.now() }
         t.armDeadline(on: self)
+        t.armFirstBytesWatch(on: self)
         if !reusing { cookies?.attach(h.raw) }   // a reused handle is attached to this very jar
         t.runningKey = running.insert(t)
         t.markRunning()

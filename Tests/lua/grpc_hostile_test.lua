@@ -103,6 +103,21 @@ test("a stream the server refused (REFUSED_STREAM: never processed) is sent agai
   end)
 end)
 
+test("an h2c server that never sends SETTINGS: a call without a deadline ends at connect_timeout", function()
+  against("silent", function(target)
+    local t0 = core.now()
+    local e = fails("timeout", function() client(target, { connect_timeout = 0.5 }):call("greet.Greeter/SayHello", {}) end, "unary")
+    truthy(tostring(e.message):find("no HTTP/2 SETTINGS", 1, true), e.message)
+    fails("timeout", function()
+      for _ in client(target, { connect_timeout = 0.5 }):stream("greet.Greeter/Count", { n = 1 }) do end
+    end, "streaming")
+    truthy(elapsed_since(t0) < 4, "bounded: " .. elapsed_since(t0) .. " s")
+    local code, _, err = cli("--connect-timeout 0.5 " .. q(target) .. " greet.Greeter/SayHello '{}'")
+    eq(code, 1, "the command line: " .. err)
+    truthy(err:find("no HTTP/2 SETTINGS", 1, true), err)
+  end)
+end)
+
 -- Each stage an answer can stall at, with the call's deadline: DEADLINE_EXCEEDED, in time.
 local STALLS = {
   { "silent", "nothing at all, not even SETTINGS" },

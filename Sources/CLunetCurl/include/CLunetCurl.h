@@ -166,6 +166,7 @@ static inline CURLcode lunet_easy_setopt_ptr(CURL *h, CURLoption o, void *v) { r
 static inline CURLcode lunet_easy_setopt_str(CURL *h, CURLoption o, const char *v) { return lunet_curl.easy_setopt(h, o, v); }
 static inline CURLcode lunet_easy_setopt_slist(CURL *h, CURLoption o, struct curl_slist *v) { return lunet_curl.easy_setopt(h, o, v); }
 static inline CURLcode lunet_easy_setopt_write(CURL *h, CURLoption o, curl_write_callback f) { return lunet_curl.easy_setopt(h, o, f); }
+static inline CURLcode lunet_easy_setopt_sockopt(CURL *h, curl_sockopt_callback f) { return lunet_curl.easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, f); }
 static inline CURLcode lunet_easy_setopt_read(CURL *h, CURLoption o, curl_read_callback f) { return lunet_curl.easy_setopt(h, o, f); }
 static inline CURLcode lunet_easy_setopt_xferinfo(CURL *h, CURLoption o, curl_xferinfo_callback f) { return lunet_curl.easy_setopt(h, o, f); }
 static inline CURLcode lunet_easy_setopt_debug(CURL *h, CURLoption o, curl_debug_callback f) { return lunet_curl.easy_setopt(h, o, f); }

@@ -13,6 +13,8 @@ int lunet_start_writeback(int fd, long long offset, long long length);
 
 /// A non-blocking NETLINK_ROUTE socket subscribed to link and route changes, or -1.
 int lunet_route_socket(void);
+/// The bytes TCP socket `fd` has received, or -1 when the kernel cannot say.
+long long lunet_socket_bytes_received(int fd);
 /// A non-blocking eventfd (close-on-exec) that wakes the loop from other threads, or -1.
 int lunet_wakeup_fd(void);
 /// Fills p with n random bytes from the kernel; 0, or -1 if it could not.

@@ -36,6 +36,7 @@ extension Transfer {
             status.check(lunet_easy_setopt_ptr(h, CURLOPT_PRIVATE, data))
             status.check(lunet_easy_setopt_ptr(h, CURLOPT_WRITEDATA, data))
             status.check(lunet_easy_setopt_ptr(h, CURLOPT_HEADERDATA, data))
+            status.check(lunet_easy_setopt_ptr(h, CURLOPT_SOCKOPTDATA, data))
             handle.pointersSet = true
         }
         configureHeaderList(handle, loop, request) { status.check($0) }
@@ -46,6 +47,7 @@ extension Transfer {
         status.check(lunet_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1))
         status.check(lunet_easy_setopt_write(h, CURLOPT_WRITEFUNCTION, transferWriteCallback))
         status.check(lunet_easy_setopt_write(h, CURLOPT_HEADERFUNCTION, transferHeaderCallback))
+        status.check(lunet_easy_setopt_sockopt(h, transferSocketCallback))
         // Only web protocols, also after redirects: a script must not be sent to file:// or smb://.
         status.check(lunet_easy_setopt_str(h, CURLOPT_PROTOCOLS_STR, "http,https"))
         status.check(lunet_easy_setopt_str(h, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"))

@@ -120,6 +120,10 @@ public final class Transfer {
     var redirected: (hops: Int, time: Double)?
     /// The loop's timer that bounds the whole call (Transfer+Deadline.swift).
     var deadlineTimer: EventLoop.TimerID?
+    /// An h2c transfer's wait for the server's first bytes (Transfer+FirstBytes), and the socket
+    /// libcurl opened for it (-1: none; a transfer sharing a connection opens none).
+    var firstBytesTimer: EventLoop.TimerID?
+    var openedSocket: Int32 = -1
     /// The origin of an h2c request on a libcurl older than 8.0 (H2CReuse), else nil.
     var h2cOrigin: String?
 
@@ -143,6 +147,7 @@ public final class Transfer {
     func finish(_ result: Result<HTTPResponse, LunetError>, force: Bool = false) {
         guard state != .finished else { return }
         disarmDeadline()
+        disarmFirstBytesWatch()
         fileTarget?.close()
         if !force && onEvents != nil {
             deliverEvents()
