@@ -14,9 +14,9 @@ local getinfo, sub, find = debug.getinfo, string.sub, string.find
 
 local OWN = "@lua/lunet/"
 
-return function(core)
+-- core out of package.loaded and package.preload, and back through an __index for lunet's code.
+local function guard_require(core, open_to_all)
   local loaded = package.loaded
-  local open_to_all = os.getenv("LUNET_INTERNALS") == "1"
   loaded["lunet.core"] = nil
   rawset(package.preload, "lunet.core", nil)
   -- Who looks (levels: 1 this function, 2 the __index below, 3 who indexed): `require` (a C
@@ -37,10 +37,11 @@ return function(core)
       if name == "lunet.core" and (open_to_all or lunets_own()) then return core end
     end })
   end
-  if open_to_all then return end
+end
 
-  -- Chunks ----------------------------------------------------------------------------------
+-- Chunks ------------------------------------------------------------------------------------
 
+local function guard_chunks()
   local raw_load, raw_loadfile, raw_dofile = load, loadfile, dofile
   local function renamed(name)
     if type(name) == "string" and sub(name, 1, 11) == OWN then return "@./" .. sub(name, 2) end
@@ -104,9 +105,11 @@ return function(core)
       return f, filename
     end
   end
+end
 
-  -- The debug library ---------------------------------------------------------------------
+-- The debug library -------------------------------------------------------------------------
 
+local function guard_debug(core)
   local function lunets_function(f)
     if type(f) ~= "function" then return false end
     local info = getinfo(f, "S")
@@ -139,4 +142,12 @@ return function(core)
     if rawequal(value, core) then return name, nil end
     return name, value
   end
+end
+
+return function(core)
+  local open_to_all = os.getenv("LUNET_INTERNALS") == "1"
+  guard_require(core, open_to_all)
+  if open_to_all then return end
+  guard_chunks()
+  guard_debug(core)
 end

@@ -4,11 +4,11 @@
 local core = require "lunet.core"
 local errors = require "lunet.errors"
 
-return function(M, Task, p)
-  local new, resolve, reject, cancel, adopt = p.new, p.resolve, p.reject, p.cancel, p.adopt
-  local when_settled, observe, is_task = p.when_settled, p.observe, p.is_task
+-- Timers ---------------------------------------------------------------------------------
 
-  -- Timers ---------------------------------------------------------------------------------
+local function install_timers(M, Task, p)
+  local new, resolve, reject, cancel, adopt = p.new, p.resolve, p.reject, p.cancel, p.adopt
+  local when_settled = p.when_settled
 
   --- A task that resolves after `seconds`.
   function M.delay(seconds, value)
@@ -41,8 +41,13 @@ return function(M, Task, p)
     t2:_on_cancel_do(function() cancel(source) end)
     return t2
   end
+end
 
-  -- Combinators --------------------------------------------------------------------------------
+-- Combinators --------------------------------------------------------------------------------
+
+local function install_combinators(M, p)
+  local new, resolve, reject, observe, is_task = p.new, p.resolve, p.reject, p.observe, p.is_task
+  local adopt, when_settled = p.adopt, p.when_settled
 
   local function check_list(list, name)
     if type(list) ~= "table" then errors.argument(1, name, "a list of tasks expected, got " .. type(list)) end
@@ -118,4 +123,9 @@ return function(M, Task, p)
     return t
   end
 
+end
+
+return function(M, Task, p)
+  install_timers(M, Task, p)
+  install_combinators(M, p)
 end
