@@ -1,5 +1,5 @@
 -- auth = { api_key = { header = NAME | query = NAME, value = KEY } }: the key reaches the server
--- (scripts/auth_server.py's /echo says what it received), and its value is masked in r:curl()
+-- (Tests/servers/auth_server.py's /echo says what it received), and its value is masked in r:curl()
 -- and HAR recordings even under a name lunet.secrets would not take for a credential's.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test

@@ -1,5 +1,5 @@
 -- The one-shot command line's auth schemes (-A/--auth-type, -a/--auth, --aws-sigv4, -A oauth2
--- with a session file), against scripts/auth_server.py; secrets masked in -v, --offline, --curl.
+-- with a session file), against Tests/servers/auth_server.py; secrets masked in -v, --offline, --curl.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
 h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed

@@ -1,5 +1,5 @@
 -- auth = { ntlm = { user, password } } and { negotiate = true }, answered by libcurl. The test
--- server (scripts/auth_server.py /ntlm) runs the NTLM handshake and checks the NTLMv2 proof of
+-- server (Tests/servers/auth_server.py /ntlm) runs the NTLM handshake and checks the NTLMv2 proof of
 -- the type-3 message against its password; /negotiate asks for Negotiate, which needs a
 -- Kerberos ticket this machine does not have.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")

@@ -1,7 +1,7 @@
 -- auth = { oauth2 = { ... } } and { fetch_token = function(session) }: the session fetches an
 -- access token when it needs one, keeps it until shortly before it expires, fetches one at a
 -- time, and on a 401 invalid_token fetches another and sends the request again, once.
--- scripts/auth_server.py is the token endpoint and the resource; its /oauth/stats counts.
+-- Tests/servers/auth_server.py is the token endpoint and the resource; its /oauth/stats counts.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
 h.cleanup(after_all, h.remove_temps) -- removes what h.tmpname() made, passed or failed

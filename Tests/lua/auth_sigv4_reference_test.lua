@@ -1,7 +1,7 @@
 -- Issue 33, item 15: SigV4 for every service as AWS computes it, checked by botocore (AWS's own
 -- Python client) on each request received: paths with @ : + * ! ' ( ) $ & = , ; and //, dot
 -- segments, queries with reserved bytes, bodies, temporary credentials, S3 and other services.
--- Server: scripts/sigv4_reference_server.py, run by the tests' virtual environment (scripts/venv).
+-- Server: Tests/servers/sigv4_reference_server.py, run by the tests' virtual environment (scripts/venv).
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
 local eq, truthy = h.eq, h.truthy

@@ -1,5 +1,5 @@
 -- auth = { aws_sigv4 = { provider =, key =, secret =, token = } }: lunet signs each request
--- (AWSSigV4.swift) and scripts/auth_server.py checks the signature as AWS does, from the
+-- (AWSSigV4.swift) and Tests/servers/auth_server.py checks the signature as AWS does, from the
 -- request it received (auth_sigv4_reference_test.lua checks it with botocore too). The verifier itself is first checked against AWS's published test suite.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
@@ -9,7 +9,7 @@ local eq, truthy, fails = h.eq, h.truthy, h.fails
 local server, pid, port = h.start_server("auth_server.py")
 local BASE = "http://127.0.0.1:" .. port
 h.cleanup(after_all, function() h.stop_server(server, pid) end)
-local SCRIPTS = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "../../scripts/"
+local SERVERS = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "../servers/"
 
 local KEY, SECRET = "AKIDLUNET", "lunet/test+secret"
 local function signed(service, extra)
@@ -23,7 +23,7 @@ local function verdict(r) return { r.status, r.json.reason } end
 test("the verifier reproduces AWS's SigV4 test-suite signatures (get-vanilla, post-vanilla, query order)", function()
   -- AWS Signature Version 4 test suite: AKIDEXAMPLE / wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY,
   -- 20150830T123600Z, us-east-1, service "service"; the signatures of its .authz files.
-  local code, out = h.run("python3 " .. SCRIPTS .. "auth_server.py --vector")
+  local code, out = h.run("python3 " .. SERVERS .. "auth_server.py --vector")
   eq(code, 0, "the vector run")
   eq(json.decode(out), {
     ["get-vanilla"] = "5fa00fa31553b73ebf1942676e86291e8372ff2a2260956d9b8aae1d763fbf31",

@@ -1,5 +1,5 @@
 -- The cache against what RFC 9111, RFC 9110 and RFC 5861 ask of a private cache (issue 19), each
--- test quoting the section it follows. The origins are httpbin and scripts/cache_server.py, a
+-- test quoting the section it follows. The origins are httpbin and Tests/servers/cache_server.py, a
 -- scripted server of these tests' own: a test says what it answers, reply by reply, then reads
 -- back what it was sent. Every exchange is real HTTP over a socket.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
@@ -13,7 +13,7 @@ local ORIGIN = "http://127.0.0.1:" .. port
 local fresh_cache = h.fresh_cache
 
 local keys = 0
---- A new key whose replies are `replies` (see scripts/cache_server.py); returns its URL.
+--- A new key whose replies are `replies` (see Tests/servers/cache_server.py); returns its URL.
 --- `replies` may be a function of the URL, for replies that name it.
 local function script(replies)
   keys = keys + 1

@@ -3,7 +3,7 @@
 -- they arrive (max_body and on_chunk see decoded bytes). A coding lunet does not know is handed
 -- through with the field intact (cache_conformance_test.lua); bytes not in the coding named,
 -- a coded body cut short and a zstd window past RFC 9659's 8 MB are kind protocol.
--- Origins: httpbin (/gzip, /deflate, /brotli) and scripts/cache_server.py (codings applied in
+-- Origins: httpbin (/gzip, /deflate, /brotli) and Tests/servers/cache_server.py (codings applied in
 -- order, bodies cut).
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
@@ -15,7 +15,7 @@ h.cleanup(after_all, function() h.stop_server(server, pid) end)
 local ORIGIN = "http://127.0.0.1:" .. port
 
 local keys = 0
---- A URL whose next replies are `replies` (scripts/cache_server.py).
+--- A URL whose next replies are `replies` (Tests/servers/cache_server.py).
 local function script(replies)
   keys = keys + 1
   local url = ORIGIN .. "/r/cc" .. keys .. "-" .. math.random(1e9)

@@ -1,4 +1,4 @@
--- grpc.client and `lunet grpc` against a hostile server (scripts/grpc_hostile_server.py: HTTP/2
+-- grpc.client and `lunet grpc` against a hostile server (Tests/servers/grpc_hostile_server.py: HTTP/2
 -- on raw sockets, one misbehaviour a server), by the classes of HOSTILE.md: bytes that become
 -- syntax (metadata with CR, LF or NUL; ESC from the server on a terminal), secrets going where
 -- they should not (a 302), waiting for ever (at every stage of an answer), growing without

@@ -1,4 +1,4 @@
--- grpc.client against a real gRPC server (scripts/grpc_server.py: grpcio, with reflection and
+-- grpc.client against a real gRPC server (Tests/servers/grpc_server.py: grpcio, with reflection and
 -- health, from the tests' venv; Tests/Fixtures/grpc/greet.proto): every call shape, schemas by
 -- reflection, descriptor set and .proto, metadata both ways, statuses with details, deadlines
 -- the server sees, large messages, TLS with the test CA, a server that is not gRPC, a server

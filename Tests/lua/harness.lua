@@ -189,11 +189,11 @@ function H.settled_size(path)
   return last
 end
 
---- Starts scripts/NAME (a test server that prints its port on its first line); returns the
+--- Starts Tests/servers/NAME (a test server that prints its port on its first line); returns the
 --- pipe, its pid and the port. The pid comes from the shell, the port from the server: each on
 --- a stream of its own, so their order cannot be mixed up.
 local function start_with(python, name, ...)
-  local dir = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "../../scripts/"
+  local dir = (debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "../servers/"
   local pidfile = os.tmpname()
   local args = {}
   for i, a in ipairs({ ... }) do args[i] = " '" .. a:gsub("'", "'\\''") .. "'" end

@@ -1,6 +1,6 @@
 -- Hostile servers and hostile scripts: lunet must end each in a clear error of the right kind,
 -- within the configured limits, and stay healthy for the next request.
---   servers: scripts/hostile_server.py (LUNET_HOSTILE), started by scripts/test-servers
+--   servers: Tests/servers/hostile_server.py (LUNET_HOSTILE), started by scripts/test-servers
 --   scripts: small Lua programs run as child processes of the built binary
 local RUNNER = test ~= nil   -- under `lunet test` (its print() already writes TAP comments)
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")

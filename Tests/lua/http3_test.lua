@@ -1,6 +1,6 @@
 -- HTTP/3 where the loaded libcurl brings it (bookworm-backports' GnuTLS libcurl 8: scripts/test
 -- runs this file on it too), and a clear error naming what to install where it does not. The
--- server: scripts/h3_server.py (aioquic, QUIC on UDP 127.0.0.1 only, nothing on TCP), with the
+-- server: Tests/servers/h3_server.py (aioquic, QUIC on UDP 127.0.0.1 only, nothing on TCP), with the
 -- test servers' certificate, so every request below also checks ca_file on QUIC's TLS.
 -- libcurl passes: gnutls
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")

@@ -2,7 +2,7 @@
 -- serves another (Cookie, a jar's cookies, API-key headers; in memory and on disk across
 -- processes); credentials are dropped on a redirect to another origin; a token request is not
 -- redirected to another origin; a named session is bound to its host.
--- Two instances of scripts/integrity_server.py are two origins (127.0.0.1, two ports); each
+-- Two instances of Tests/servers/integrity_server.py are two origins (127.0.0.1, two ports); each
 -- records what reached it.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test

@@ -1,7 +1,7 @@
 -- Issue 33, items 12-14 and 16 (downloads): bytes reported as success that are not the
 -- resource. An unrequested 206 is not the file; parts of two versions are never combined; a
 -- body of any size goes to a file or a pipe; -d --check-status and -d -c behave.
--- Servers: scripts/integrity_server.py (/unrequested-206, /etag-flip, /etag-mixed), nginx.
+-- Servers: Tests/servers/integrity_server.py (/unrequested-206, /etag-flip, /etag-mixed), nginx.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
 h.cleanup(after_all, h.remove_temps)

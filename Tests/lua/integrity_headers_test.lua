@@ -1,7 +1,7 @@
 -- Issue 33, item 1: bytes that become syntax. CR, LF or NUL in a header name or value, from any
 -- way in (a request's headers, a session's, a session file's, a WebSocket's headers or
 -- protocols, an event stream's headers, an OAuth token the token endpoint handed over), are
--- refused before anything is sent. scripts/integrity_server.py records what reached it.
+-- refused before anything is sent. Tests/servers/integrity_server.py records what reached it.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
 h.cleanup(after_all, h.remove_temps)

@@ -1,8 +1,8 @@
 -- Issue 33, items 6-8, 10, 11: waiting for ever and growing without bound. A request waiting
 -- for a connection slot keeps its timeout; long-lived streams do not take the slots requests
 -- need; a WebSocket handshake has a deadline; an unread socket's buffer is bounded in bytes; a
--- command-line index cannot exhaust memory. Servers: scripts/integrity_server.py (records what
--- reached it), scripts/ws_server.py.
+-- command-line index cannot exhaust memory. Servers: Tests/servers/integrity_server.py (records what
+-- reached it), Tests/servers/ws_server.py.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
 h.cleanup(after_all, h.remove_temps)

@@ -1,6 +1,6 @@
 -- Issue 33, item 9: event streams that never end an event, a line without a line end fed in
 -- small pieces, and servers that invite a reconnect storm (retry: 0, empty answers, a huge
--- retry). Server: scripts/integrity_server.py (/sse/...), which counts connections.
+-- retry). Server: Tests/servers/integrity_server.py (/sse/...), which counts connections.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test
 h.cleanup(after_all, h.remove_temps)

@@ -1,4 +1,4 @@
--- `lunet api` from the shell against the FastAPI test server (scripts/openapi_server.py): the
+-- `lunet api` from the shell against the FastAPI test server (Tests/servers/openapi_server.py): the
 -- operations listed, a call from HTTPie's items with the one-shot options, a request that
 -- breaks the document refused before sending, and --check finding the server's planted faults
 -- (a 500 at a parameter's maximum, a response that breaks its schema, a forbidden body

@@ -1,5 +1,5 @@
 -- http.openapi against real servers: a FastAPI application serving the OpenAPI 3.1 document it
--- generates (scripts/openapi_server.py: every parameter kind, two security schemes, planted
+-- generates (Tests/servers/openapi_server.py: every parameter kind, two security schemes, planted
 -- faults), a YAML 3.0 document whose $refs reach other files, and a Swagger 2.0 one, both
 -- served by httpbin's /anything, which echoes what it was sent. Load-time errors name their
 -- place; requests that break the document are refused before anything is sent; responses are

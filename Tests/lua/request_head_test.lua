@@ -1,5 +1,5 @@
 -- What lunet puts on the wire as a request's head, read back from a server that answers with it
--- (scripts/echo_head_server.py): the Accept-Encoding line lunet writes into a request's header
+-- (Tests/servers/echo_head_server.py): the Accept-Encoding line lunet writes into a request's header
 -- list itself (Transfer.configureHeaderList), where curl would have made the same line.
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test

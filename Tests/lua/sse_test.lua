@@ -1,5 +1,5 @@
 -- Server-Sent Events: the WHATWG parsing rules (pure, no network), and the client against a
--- real event-stream server of the tests' own (scripts/sse_server.py): reconnects with
+-- real event-stream server of the tests' own (Tests/servers/sse_server.py): reconnects with
 -- Last-Event-ID and the server's retry, stop on 204 and on a wrong type or status, close().
 local h = dofile((debug.getinfo(1, "S").source:match("^@(.*/)") or "./") .. "harness.lua")
 local test = test or h.test

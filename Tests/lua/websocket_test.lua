@@ -1,4 +1,4 @@
--- WebSocket (RFC 6455) against a server of the tests' own (scripts/ws_server.py): echo of text
+-- WebSocket (RFC 6455) against a server of the tests' own (Tests/servers/ws_server.py): echo of text
 -- and binary, fragments with control frames between them, ping/pong, subprotocols, the closing
 -- handshake both ways, sessions' headers, and servers that break the protocol, which must end
 -- the connection with kind `protocol` and the right close code, never a crash or a hang.

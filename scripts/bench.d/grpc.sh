@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bench (m): unary gRPC calls, lunet's grpc.client beside Python's grpcio (asyncio, on gRPC's C
-# core), against the same server (scripts/grpc_server.py, grpcio, plaintext, in the tests' venv).
+# core), against the same server (Tests/servers/grpc_server.py, grpcio, plaintext, in the tests' venv).
 # Each client makes GRPC_CALLS SayHello calls, 1 at a time and then 64 at a time, after a
 # warm-up; calls/s (wall) and CPU per call (the client's own CPU time over the timed calls:
 # os.clock, time.process_time; start-up, imports and protoc left out). The Python server bounds
@@ -28,7 +28,7 @@ SERVER=
 trap 'stop_server' EXIT
 start_server() {
   : >"$TMP/server.out"
-  "$PY" "$ROOT/scripts/grpc_server.py" >"$TMP/server.out" 2>"$TMP/server.err" &
+  "$PY" "$ROOT/Tests/servers/grpc_server.py" >"$TMP/server.out" 2>"$TMP/server.err" &
   SERVER=$!
   for _ in $(seq 100); do [[ -s $TMP/server.out ]] && break; sleep 0.1; done
   PORT=$(head -1 "$TMP/server.out")
@@ -139,7 +139,7 @@ echo "    connection (lunet: H2CReuse on libcurl 7.88); grpcio: one channel."
     echo "| $c | ${RATE[lunet_$c]:--} | ${US[lunet_$c]:--} | ${RATE[grpcio_$c]:--} | ${US[grpcio_$c]:--} |"
   done
   echo
-  echo "- $CALLS unary SayHello calls a row after 50 to warm up, against scripts/grpc_server.py (grpcio,"
+  echo "- $CALLS unary SayHello calls a row after 50 to warm up, against Tests/servers/grpc_server.py (grpcio,"
   echo "  plaintext) on the same 2 CPUs; $V_GRPC with grpc.aio (asyncio) and one channel; lunet's"
   echo "  grpc.client with tasks, on h2c, sharing one connection (H2CReuse on libcurl 7.88)."
   echo "- CPU per call: the client's own CPU time (os.clock, time.process_time) over the timed calls."

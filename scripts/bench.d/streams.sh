@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # bench (i): streams, WebSocket 1 KB echo round trips/s and SSE events/s beside Python peers
 # Issue 18: lunet beside a Python standard-library peer (ws_peer.py, sse_peer.py) against the same
-# test servers (scripts/ws_server.py, scripts/sse_server.py), in alternating rounds. CPU is the
+# test servers (Tests/servers/ws_server.py, Tests/servers/sse_server.py), in alternating rounds. CPU is the
 # client process's own user+sys (GNU time), not the servers'. Goal: at least the peer's rate at
 # lower CPU per message.
 #
@@ -19,9 +19,9 @@ SSE_N=${BENCH_SSE_N:-100000}
 TMP=$(mktemp -d)
 trap 'kill $WS_PID $SSE_PID 2>/dev/null; rm -rf "$TMP"' EXIT
 
-/usr/bin/python3 "$HERE/../ws_server.py" >"$TMP/ws.port" &
+/usr/bin/python3 "$HERE/../../Tests/servers/ws_server.py" >"$TMP/ws.port" &
 WS_PID=$!
-/usr/bin/python3 "$HERE/../sse_server.py" >"$TMP/sse.port" &
+/usr/bin/python3 "$HERE/../../Tests/servers/sse_server.py" >"$TMP/sse.port" &
 SSE_PID=$!
 for _ in $(seq 50); do [[ -s $TMP/ws.port && -s $TMP/sse.port ]] && break; sleep 0.1; done
 WS_PORT=$(head -1 "$TMP/ws.port")
@@ -91,7 +91,7 @@ if [[ -n ${BENCH_MARKDOWN:-} ]]; then
     echo
     echo "- \`scripts/bench.d/streams.sh\` (run by \`scripts/bench streams\`, or alone:"
     echo "  \`scripts/bench.d/streams.sh .build/release/lunet 3\`): the same local servers"
-    echo "  (scripts/ws_server.py, scripts/sse_server.py), lunet's client beside a Python 3"
+    echo "  (Tests/servers/ws_server.py, Tests/servers/sse_server.py), lunet's client beside a Python 3"
     echo "  standard-library client (scripts/bench.d/ws_peer.py, sse_peer.py), medians of $ROUNDS"
     echo "  alternating round(s), CPU = the client process's user+sys (GNU time) per message."
   } >"$BENCH_MARKDOWN"

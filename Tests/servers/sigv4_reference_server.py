@@ -2,7 +2,7 @@
 """Checks each request's AWS SigV4 signature with botocore, AWS's own Python client, as the
 reference (run it with the tests' virtual environment: scripts/venv).
 
-    .build/venv/bin/python3 scripts/sigv4_reference_server.py KEY SECRET
+    .build/venv/bin/python3 Tests/servers/sigv4_reference_server.py KEY SECRET
     # prints "PORT" on its first line, serves on 127.0.0.1
 
 For every request it answers 200 with JSON: {"ok": true|false, "expected": signature botocore

@@ -2,7 +2,7 @@
 """A server that does the hostile things issue 33's tests need, and records what it received
 (Python's standard library only).
 
-    python3 scripts/integrity_server.py   # prints "PORT" on its first line, serves on 127.0.0.1
+    python3 Tests/servers/integrity_server.py   # prints "PORT" on its first line, serves on 127.0.0.1
 
 Every request is recorded (method, path, header fields as received, body length) except those
 to /_log; tests read the record to see what reached this origin, or that nothing did.

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """A WebSocket server (RFC 6455) for lunet's tests, on Python's standard library only.
 
-    python3 scripts/ws_server.py     # prints "PORT" on its first line, serves on 127.0.0.1
-    python3 scripts/ws_server.py --tls CERT KEY   # the same paths over TLS (wss://)
+    python3 Tests/servers/ws_server.py     # prints "PORT" on its first line, serves on 127.0.0.1
+    python3 Tests/servers/ws_server.py --tls CERT KEY   # the same paths over TLS (wss://)
 
 Paths (`key` in the query names a connection, for /last-close):
   /echo              echoes text and binary messages; answers pings; answers a close

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """An origin that checks credentials, for lunet's auth tests, on Python's standard library only.
 
-    python3 scripts/auth_server.py            # prints "PORT" on its first line, serves on 127.0.0.1
-    python3 scripts/auth_server.py --port 9000
-    python3 scripts/auth_server.py --vector   # prints the signatures this verifier computes for
+    python3 Tests/servers/auth_server.py            # prints "PORT" on its first line, serves on 127.0.0.1
+    python3 Tests/servers/auth_server.py --port 9000
+    python3 Tests/servers/auth_server.py --vector   # prints the signatures this verifier computes for
                                               # AWS's SigV4 test-suite requests, and exits
 
 Paths:

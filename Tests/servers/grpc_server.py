@@ -2,7 +2,7 @@
 """A real gRPC server (grpcio) for lunet's gRPC client tests (issue 39): the greet.Greeter
 service of Tests/Fixtures/grpc/greet.proto, server reflection and the health service.
 
-    python3 scripts/grpc_server.py [--tls CERT KEY] [--no-reflection]
+    python3 Tests/servers/grpc_server.py [--tls CERT KEY] [--no-reflection]
 
 Run by the tests' virtual environment's python (grpcio, grpcio-tools, grpcio-reflection,
 grpcio-health-checking, grpcio-status: scripts/requirements-test.txt). It compiles the .proto
@@ -65,7 +65,7 @@ from pathlib import Path
 
 import grpc
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]   # the checkout: this file is Tests/servers/grpc_server.py
 PROTO = ROOT / "Tests" / "Fixtures" / "grpc" / "greet.proto"
 MAX_MESSAGE = 64 * 1024 * 1024
 

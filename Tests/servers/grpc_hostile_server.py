@@ -3,7 +3,7 @@
 with prior knowledge (h2c) spoken on raw sockets, Python's standard library only, so that it can
 answer what grpcio never would.
 
-    python3 scripts/grpc_hostile_server.py MODE LOG
+    python3 Tests/servers/grpc_hostile_server.py MODE LOG
 
 HOSTILE_TRACE=1 in the environment also logs each frame sent ("out TYPE FLAGS STREAM LENGTH").
 Listens on 127.0.0.1 on a port the kernel picks, prints that port on its first line and serves

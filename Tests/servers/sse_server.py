@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A Server-Sent Events origin for lunet's tests, on Python's standard library only.
 
-    python3 scripts/sse_server.py     # prints "PORT" on its first line, serves on 127.0.0.1
+    python3 Tests/servers/sse_server.py     # prints "PORT" on its first line, serves on 127.0.0.1
 
 Paths (the `key` query parameter keeps the connection counts of one test apart):
   /basic          the parsing cases: BOM, comments, CR/LF/CRLF, fields split across writes,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """A scripted origin for the HTTP cache's conformance tests (Python standard library only).
 
-    python3 scripts/cache_server.py    # prints "PORT" on its first line, serves on 127.0.0.1
+    python3 Tests/servers/cache_server.py    # prints "PORT" on its first line, serves on 127.0.0.1
 
 A test says what the origin answers, reply by reply, then requests it through lunet and reads
 back what the origin was sent. Every exchange is real HTTP/1.1 over a socket.
