@@ -92,7 +92,7 @@ static int predicts_request(int argc, char **argv) {
 // flight) shrank the heap and grew it again with brk a hundred times a second, and each page it
 // gave back was faulted in again on its next use: 0.2 (s:get_async) to 0.5 (task.spawn workers)
 // page faults a request, ~1 us of kernel time a request on this machine
-// (scripts/bench.d/concurrent.sh; docs/benchmarks.md). The resident size of such a loop stayed
+// (Benchmarks/concurrent.sh; docs/benchmarks.md). The resident size of such a loop stayed
 // the same (16.4 MB), and that of one GET too.
 static void tune_malloc(void) {
     // A GLIBC_TUNABLES setting that names one of these wins (so that each can be compared on

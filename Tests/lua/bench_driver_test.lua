@@ -1,4 +1,4 @@
--- scripts/bench, the driver over scripts/bench.d/*.sh: it lists every benchmark file, refuses a
+-- scripts/bench, the driver over Benchmarks/*.sh: it lists every benchmark file, refuses a
 -- name it does not know, runs one benchmark alone, and --write-docs rewrites only the marked parts
 -- of the doc. The one benchmark run is `startup --quick` with this lunet (a few seconds; no
 -- server, no build, no installs), its doc a scratch copy.
@@ -16,8 +16,8 @@ local function lines(s)
   return t
 end
 
-test("--list names every benchmark file in bench.d, each once, with its letter", function()
-  local _, ls = h.run("cd " .. ROOT .. "scripts/bench.d && ls *.sh")
+test("--list names every benchmark file in Benchmarks, each once, with its letter", function()
+  local _, ls = h.run("cd " .. ROOT .. "Benchmarks && ls *.sh")
   local want = {}
   for _, f in ipairs(lines(ls)) do
     if not f:match("^lib") then want[#want + 1] = f:gsub("%.sh$", "") end

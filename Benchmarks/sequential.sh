@@ -56,7 +56,7 @@ seq_run() {
   C_LABEL[$key]=$label
   C_ROWS+=("$key")
 }
-seq_run lunet "lunet: session, keep-alive (scripts/bench.d/sequential.lua)" \
+seq_run lunet "lunet: session, keep-alive (Benchmarks/sequential.lua)" \
   "$LUNET" "$HERE/sequential.lua" "$URL" "$REQUESTS"
 if lua5.4 -e 'require "socket"' 2>/dev/null; then
   seq_run ls_http "lua5.4 + LuaSocket socket.http.request, a new connection per GET" \
@@ -69,10 +69,10 @@ fi
 # libcurl alone, from C, driven like an event loop drives it: the floor under lunet.
 CC=$(command -v cc || command -v gcc || command -v clang || true)
 if [[ -n $CC ]] && timeout $LIMIT "$CC" -O2 -o "$TMP/curl_floor" "$HERE/curl_floor.c" -lcurl 2>"$TMP/cc.err"; then
-  seq_run floor "C + libcurl multi, one handle reset per request (scripts/bench.d/curl_floor.c): the floor" \
+  seq_run floor "C + libcurl multi, one handle reset per request (Benchmarks/curl_floor.c): the floor" \
     "$TMP/curl_floor" "$URL" "$REQUESTS"
 else
-  say "cannot build scripts/bench.d/curl_floor.c (a C compiler and libcurl's headers are needed); no libcurl floor row"
+  say "cannot build Benchmarks/curl_floor.c (a C compiler and libcurl's headers are needed); no libcurl floor row"
 fi
 # wrk with one thread and one connection: how fast one sequential C client goes (the ceiling).
 if have wrk; then
@@ -130,18 +130,18 @@ echo "    ran $SEQ_REPEAT time(s), the run with the median loop CPU is shown."
     echo "| ${C_LABEL[$k]} | ${C_RPS[$k]} | ${C_CPU[$k]} | ${C_PCPU[$k]} | $(mb "${C_RSS[$k]}") |"
   done
   echo
-  [[ -n $C_R_LUNET_FLOOR ]] && echo "lunet's CPU per request is ${C_R_LUNET_FLOOR}× that of libcurl driven from C (scripts/bench.d/curl_floor.c)."
+  [[ -n $C_R_LUNET_FLOOR ]] && echo "lunet's CPU per request is ${C_R_LUNET_FLOOR}× that of libcurl driven from C (Benchmarks/curl_floor.c)."
   [[ -n $C_R_FLOOR ]] && echo "libcurl alone costs ${C_R_FLOOR}× the raw LuaSocket keep-alive loop per request: above 1, the strict goal cannot be met by any client that drives libcurl this way."
   echo
   echo "- Each client ran $SEQ_REPEAT time(s) and the run with the median loop CPU is shown."
   echo "  \"Loop\" CPU is \`os.clock()\` around the loop divided by the requests (start-up excluded);"
   echo "  \"process\" CPU is the whole process's user+sys from GNU time. Requests/s come from the"
-  echo "  loop's wall time. The scripts are in \`scripts/bench.d/\`. LuaSocket's \`socket.http\` sends"
+  echo "  loop's wall time. The scripts are in \`Benchmarks/\`. LuaSocket's \`socket.http\` sends"
   echo "  \`Connection: close\`, so it opens a connection per request; the raw keep-alive loop writes a"
   echo "  GET on one TCP connection and reads the response by \`Content-Length\`, the least a Lua"
   echo "  script can do per request, and is the stricter peer. wrk with one connection shows what one"
   echo "  sequential C client reaches on this machine. The libcurl floor is a small C program"
-  echo "  (\`scripts/bench.d/curl_floor.c\`) that does what an event-loop host must do per request:"
+  echo "  (\`Benchmarks/curl_floor.c\`) that does what an event-loop host must do per request:"
   echo "  reset and configure one easy handle, add it to a multi handle, perform and poll until done."
 } >"${BENCH_MARKDOWN:-/dev/null}"
 exit 0

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The SSE peer for scripts/bench.d/streams.sh: reads /many?n=N from Tests/servers/sse_server.py with
+"""The SSE peer for Benchmarks/streams.sh: reads /many?n=N from Tests/servers/sse_server.py with
 http.client and splits it into events by the event-stream rules' line handling (fields, a blank
 line ends an event). Prints the events read.
 

@@ -99,7 +99,7 @@ echo "    round(s) of every process in turn, each one's run with the median CPU 
   echo
   echo "lunet tasks/coroutines in the same process: $(or_dash "$E_R_COR")× (with the raw resume: $(or_dash "$E_R_RAW")×)."
   echo
-  echo "- \`scripts/bench.d/tasks.lua\`. Rates come from \`os.clock()\` around each loop (the"
+  echo "- \`Benchmarks/tasks.lua\`. Rates come from \`os.clock()\` around each loop (the"
   echo "  work is CPU-bound). Tasks are settled in batches of $TASKS_BATCH; after each batch the script"
   echo "  awaits the batch's last continuation task, so the loop drains the queue; the script counts"
   echo "  the continuations that ran. The coroutine rows create a coroutine and resume it once to"

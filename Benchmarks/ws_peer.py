@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The WebSocket peer for scripts/bench.d/streams.sh: N round trips of a 1 KB text message
+"""The WebSocket peer for Benchmarks/streams.sh: N round trips of a 1 KB text message
 (masked, as a client must) to ws://127.0.0.1:PORT/echo, on Python's standard library (Debian's
 python3-websockets is not in this machine's package set). Prints the round trips done.
 

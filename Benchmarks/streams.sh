@@ -5,7 +5,7 @@
 # client process's own user+sys (GNU time), not the servers'. Goal: at least the peer's rate at
 # lower CPU per message.
 #
-#   scripts/bench.d/streams.sh LUNET_BIN [ROUNDS]
+#   Benchmarks/streams.sh LUNET_BIN [ROUNDS]
 # or, as the other benchmarks, with no argument under scripts/bench (BENCH_LUNET, BENCH_QUICK: 1
 # round instead of 3, BENCH_MARKDOWN, BENCH_TARGETS; see lib.sh).
 set -uo pipefail
@@ -19,9 +19,9 @@ SSE_N=${BENCH_SSE_N:-100000}
 TMP=$(mktemp -d)
 trap 'kill $WS_PID $SSE_PID 2>/dev/null; rm -rf "$TMP"' EXIT
 
-/usr/bin/python3 "$HERE/../../Tests/servers/ws_server.py" >"$TMP/ws.port" &
+/usr/bin/python3 "$ROOT/Tests/servers/ws_server.py" >"$TMP/ws.port" &
 WS_PID=$!
-/usr/bin/python3 "$HERE/../../Tests/servers/sse_server.py" >"$TMP/sse.port" &
+/usr/bin/python3 "$ROOT/Tests/servers/sse_server.py" >"$TMP/sse.port" &
 SSE_PID=$!
 for _ in $(seq 50); do [[ -s $TMP/ws.port && -s $TMP/sse.port ]] && break; sleep 0.1; done
 WS_PORT=$(head -1 "$TMP/ws.port")
@@ -69,7 +69,7 @@ row() { # LABEL LUNET PEER
     "$(awk "BEGIN { print ${CPU[$l]:-0} / (${CPU[$p]:-1} + 1e-9) }")" "$(verdict "$l" "$p")"
 }
 echo "(i) streams: medians of $ROUNDS alternating rounds; CPU = the client's user+sys per message"
-echo "    peer: Python 3 standard-library clients (scripts/bench.d/ws_peer.py, sse_peer.py)"
+echo "    peer: Python 3 standard-library clients (Benchmarks/ws_peer.py, sse_peer.py)"
 row "WebSocket 1 KB echo ($WS_N round trips)" lunet_ws peer_ws
 row "SSE events ($SSE_N events)" lunet_sse peer_sse
 
@@ -89,10 +89,10 @@ if [[ -n ${BENCH_MARKDOWN:-} ]]; then
     row "SSE events ($SSE_N events)" lunet_sse peer_sse
     echo '```'
     echo
-    echo "- \`scripts/bench.d/streams.sh\` (run by \`scripts/bench streams\`, or alone:"
-    echo "  \`scripts/bench.d/streams.sh .build/release/lunet 3\`): the same local servers"
+    echo "- \`Benchmarks/streams.sh\` (run by \`scripts/bench streams\`, or alone:"
+    echo "  \`Benchmarks/streams.sh .build/release/lunet 3\`): the same local servers"
     echo "  (Tests/servers/ws_server.py, Tests/servers/sse_server.py), lunet's client beside a Python 3"
-    echo "  standard-library client (scripts/bench.d/ws_peer.py, sse_peer.py), medians of $ROUNDS"
+    echo "  standard-library client (Benchmarks/ws_peer.py, sse_peer.py), medians of $ROUNDS"
     echo "  alternating round(s), CPU = the client process's user+sys (GNU time) per message."
   } >"$BENCH_MARKDOWN"
 fi

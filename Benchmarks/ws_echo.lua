@@ -1,4 +1,4 @@
--- The lunet side of the WebSocket bench (scripts/bench.d/streams.sh): N round trips of a 1 KB
+-- The lunet side of the WebSocket bench (Benchmarks/streams.sh): N round trips of a 1 KB
 -- text message to ws://127.0.0.1:PORT/echo, one at a time. Prints the round trips done.
 local port, n = arg[1], tonumber(arg[2])
 local ws = http.websocket("ws://127.0.0.1:" .. port .. "/echo")

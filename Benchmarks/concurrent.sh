@@ -117,7 +117,7 @@ CC=$(command -v cc || command -v gcc || command -v clang || true)
 if [[ -n $CC ]] && timeout $LIMIT "$CC" -O2 -o "$TMP/curl_floor_concurrent" "$HERE/curl_floor_concurrent.c" -lcurl 2>"$TMP/cc.err"; then
   HAVE_FLOOR=1
 else
-  say "cannot build scripts/bench.d/curl_floor_concurrent.c; no libcurl floor row"
+  say "cannot build Benchmarks/curl_floor_concurrent.c; no libcurl floor row"
 fi
 # curl --parallel: the URLs come from a config file (N of them would not fit on a command line).
 awk -v n="$CONC_N" -v u="$URL" 'BEGIN { for (i = 0; i < n; i++) printf "url = \"%s\"\noutput = \"/dev/null\"\n", u }' >"$TMP/curl.conf"
@@ -137,11 +137,11 @@ for ((round = 0; round < CONC_REPEAT; round++)); do
   conc_once curl curl curl -s --no-progress-meter --parallel --parallel-max "$CONC_WORKERS" -w '%{http_code}\n' --config "$TMP/curl.conf"
 done
 rm -f "$TMP/curl.conf"
-conc_pick lunet_spawn "lunet: $CONC_WORKERS task.spawn workers looping s:get(URL) on one session (scripts/bench.d/concurrent.lua)"
-conc_pick lunet_async "lunet: s:get_async(URL) with a window of $CONC_WORKERS, one session (scripts/bench.d/concurrent.lua)"
+conc_pick lunet_spawn "lunet: $CONC_WORKERS task.spawn workers looping s:get(URL) on one session (Benchmarks/concurrent.lua)"
+conc_pick lunet_async "lunet: s:get_async(URL) with a window of $CONC_WORKERS, one session (Benchmarks/concurrent.lua)"
 conc_pick before_spawn "lunet before (${BENCH_BEFORE:-}): task.spawn workers"
 conc_pick before_async "lunet before (${BENCH_BEFORE:-}): s:get_async window"
-conc_pick floor "C + libcurl multi, $CONC_WORKERS handles reset and re-added per request (scripts/bench.d/curl_floor_concurrent.c): the floor"
+conc_pick floor "C + libcurl multi, $CONC_WORKERS handles reset and re-added per request (Benchmarks/curl_floor_concurrent.c): the floor"
 conc_pick floor_lean "the same, each request set up as lunet's are (the URL parsed once, no proxy lookups, lunet's Accept-Encoding and User-Agent lines: curl_floor_concurrent.c lean)"
 conc_pick wrk "wrk -t1 -c$CONC_WORKERS -d${CONC_WRK_SECONDS}s (C, $CONC_WORKERS connections)"
 conc_pick curl "curl --parallel --parallel-max $CONC_WORKERS, $CONC_N URLs from a --config file"
@@ -242,8 +242,8 @@ echo "    every client in turn, each client's run with the median req/s is shown
   echo "  worker's CPU time over the run's wall time. The clients ran in $CONC_REPEAT round(s), each"
   echo "  client once a round, so that other work on the machine falls on all of them alike; each"
   echo "  client's run with the median requests/s is shown. The lunet script is"
-  echo "  \`scripts/bench.d/concurrent.lua\`."
-  echo "- The libcurl floor (\`scripts/bench.d/curl_floor_concurrent.c\`) keeps $CONC_WORKERS easy handles on"
+  echo "  \`Benchmarks/concurrent.lua\`."
+  echo "- The libcurl floor (\`Benchmarks/curl_floor_concurrent.c\`) keeps $CONC_WORKERS easy handles on"
   echo "  one multi handle; each finished handle is removed, reset, configured and added back for the"
   echo "  next request, with curl_multi_perform / curl_multi_poll between, as lunet's loop does. lunet"
   echo "  asks libcurl for less than that program per request: it hands over the URL parsed once"

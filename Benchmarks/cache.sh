@@ -131,7 +131,7 @@ echo "    ${CACHE_PROBE}-GET probe; each ran $CACHE_REPEAT time(s), the median r
   echo
   echo "A memory hit is $(or_dash "$G_R_MEM")× the loopback GET's requests/s; a disk hit $(or_dash "$G_R_DISK")×; a memory hit $(or_dash "$G_R_MEMDISK")× a disk hit."
   echo
-  echo "- \`scripts/bench.d/more_cache.lua\`: one session GETs \`/cached/small.txt\` (13 bytes; an nginx"
+  echo "- \`Benchmarks/more_cache.lua\`: one session GETs \`/cached/small.txt\` (13 bytes; an nginx"
   echo "  location that adds \`Cache-Control: max-age=3600\`) N times in a loop. A first GET fills the cache;"
   echo "  the script stops with a message unless the second and every timed GET has \`r.cache == \"hit\"\`,"
   echo "  and, for the disk row, unless the memory tier is empty at the end (\`memory = 1\` byte: no"

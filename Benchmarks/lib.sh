@@ -1,10 +1,10 @@
-# Sourced by scripts/bench and by every benchmark in scripts/bench.d/: settings, arithmetic,
+# Sourced by scripts/bench and by every benchmark in Benchmarks/: settings, arithmetic,
 # timing, peak RSS, goal rows, the lunet binary and the loopback nginx. Never run on its own.
 #
-# A benchmark is an executable scripts/bench.d/NAME.sh whose second line is
+# A benchmark is an executable Benchmarks/NAME.sh whose second line is
 # "# bench (LETTER): what it measures" (LETTER orders `scripts/bench --list` and the doc), with
 # "# needs: nginx" in its header when it GETs from the shared server. It takes no argument and
-# reads, all optional (so that it also runs alone, straight from bench.d/):
+# reads, all optional (so that it also runs alone, straight from Benchmarks/):
 #   BENCH_LUNET     the lunet to measure (else LUNET_BIN, else .build/release/lunet; never built here)
 #   BENCH_QUICK=1   fewer rounds and smaller inputs (a smoke test of the script)
 #   BENCH_BASE, BENCH_NGINX_PID, BENCH_WWW   the driver's nginx (else bench_nginx starts one)
@@ -20,7 +20,7 @@ done
 export PATH
 
 BENCH_D=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$BENCH_D/../.." && pwd)
+ROOT=$(cd "$BENCH_D/.." && pwd)
 HERE=$BENCH_D
 QUICK=${BENCH_QUICK:-0}
 LIMIT=120 # seconds: every measured command runs under `timeout $LIMIT`

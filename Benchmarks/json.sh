@@ -160,11 +160,11 @@ echo "    each process in turn. The goal compares with the faster lua-cjson row.
   done | sed 's/;$/./'
   echo
   echo
-  echo "- $V_CJSON. The documents come from \`scripts/bench.d/more_json_gen.lua\` (the same bytes every run):"
+  echo "- $V_CJSON. The documents come from \`Benchmarks/more_json_gen.lua\` (the same bytes every run):"
   echo "  an object holding an array of records that mix nested objects and arrays, strings with"
   echo "  escapes (\`\\\"\`, \`\\\\\`, \`\\/\`, \`\\n\`, \`\\t\`, \`\\u00e9\`, a surrogate pair) and raw UTF-8, small and"
   echo "  64-bit integers, floats with and without exponents, booleans and \`null\`; ${F_RECORDS[small]:-?} and ${F_RECORDS[large]:-?} records."
-  echo "- \`scripts/bench.d/more_json.lua\` decodes the document again and again for at least"
+  echo "- \`Benchmarks/more_json.lua\` decodes the document again and again for at least"
   echo "  ${JSON_SECONDS} s of CPU (\`os.clock()\` around whole calls), then encodes the decoded tables the"
   echo "  same way; in lunet with \`json.decode\`/\`json.encode\`, in lua5.4 with \`cjson.decode\`/\`cjson.encode\`"
   echo "  (lua-cjson cannot be loaded into lunet, which has its own Lua). MB/s are 10^6 bytes of the"

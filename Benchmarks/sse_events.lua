@@ -1,4 +1,4 @@
--- The lunet side of the SSE bench (scripts/bench.d/streams.sh): the N events of /many?n=N through
+-- The lunet side of the SSE bench (Benchmarks/streams.sh): the N events of /many?n=N through
 -- http.sse's iterator; closed after the last one (as the peer stops at the end of the body: a
 -- stream would otherwise wait the reconnection time before the server's 204). Prints the count.
 local port, n, key = arg[1], tonumber(arg[2]), arg[3]
