@@ -37,6 +37,21 @@ test("lunet's modules loaded before and after still reach it (a request, a queue
   eq(out:match("^(200\n200\nconnect\nfalse)"), "200\n200\nconnect\nfalse", out)
 end)
 
+test("HAR files, made without LUNET_INTERNALS, name lunet's version and keep fractions of a second", function()
+  local har = h.tmpname()
+  local code, out = run(string.format([[
+    local rec = http.record(%q)
+    http.get(%q .. "/get")
+    rec:stop()
+    local doc = json.decode(io.open(%q):read("a"))
+    print(doc.log.creator.version, doc.log.entries[1].startedDateTime)
+  ]], har, BIN, har))
+  eq(code, 0, out)
+  local version, started = out:match("^(%S+)\t(%S+)")
+  h.truthy(version and version ~= "unknown", "the creator's version: " .. out)
+  h.truthy(started and not started:find("%.000Z$"), "milliseconds from lunet's clock, not os.time(): " .. out)
+end)
+
 test("LUNET_INTERNALS=1 opens it (lunet's own tests and benchmarks)", function()
   local code, out = h.run("LUNET_INTERNALS=1 " .. h.lunet() .. " -e 'print(type(require(\"lunet.core\").now))'")
   eq({ code, out }, { 0, "function\n" }, "with the variable")
