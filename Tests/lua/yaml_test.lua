@@ -266,7 +266,9 @@ test("hostile input: depth, alias bombs, size", function()
 end)
 
 -- A 5 MB OpenAPI document as PyYAML writes them (block style, quoted where needed, folded).
-test("a 5 MB OpenAPI document decodes in well under two seconds", function()
+-- Its speed is scripts/bench's business (a test's clock is CI's load); this bound only says
+-- the decoder is not quadratic (~1.1 s of CPU on a quiet machine; a quadratic one takes minutes).
+test("a 5 MB OpenAPI document decodes, in linear time", function()
   local PATH = "  /v1/r%d/{id}:\n    get:\n      operationId: getR%d\n      summary: Get a resource by its id, with a summary long enough\n"
     .. "        to be folded onto the next line\n      description: |\n        Multi-line description.\n        With `code` and: colons.\n\n"
     .. "        New paragraph.\n      parameters:\n      - name: id\n        in: path\n        required: true\n"
@@ -282,7 +284,7 @@ test("a 5 MB OpenAPI document decodes in well under two seconds", function()
   print(string.format("%.1f MB in %.2f s", #text / 1e6, took))
   eq({ #text > 5e6, op.operationId, op.responses["200"].content["application/json"].schema["$ref"], op.deprecated, op.tags[2] },
     { true, "getR7400", "#/components/schemas/R7400", false, "group5" }, "5 MB, and its last operation")
-  truthy(h.sanitizer or took < 2, "decoded in " .. took .. " s")
+  truthy(h.sanitizer or took < 20, "decoded in " .. took .. " s of CPU: not linear")
 end)
 
 -- Hand-written files as OpenAPI and Kubernetes repositories have them: $refs, enums, examples,
