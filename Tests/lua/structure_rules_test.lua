@@ -48,8 +48,8 @@ test("a function over the limit is found in Swift, Lua, C, Python, bash and exte
 end)
 
 test("check-structure counts an extensionless script's lines", function()
-  local code, out = h.run("cd " .. q(ROOT) .. " && scripts/check-structure")
-  eq({ code, (out:gsub("%s+$", "")):match("[^\n]*$") }, { 0, "structure: ok" }, "the tree as it is")
+  -- (The tree itself is scripts/test's "structure" step, before any test has run: files the
+  -- tests leave behind while they run must not decide this one.)
   -- Its file list: what it measures for size must include scripts/test-servers (no extension).
   local listed = select(2, h.run("cd " .. q(ROOT) .. " && scripts/check-structure --list"))
   h.truthy(listed:find("scripts/test%-servers\n"), "scripts/test-servers is measured:\n" .. listed:sub(1, 400))
