@@ -311,10 +311,11 @@ public final class EventLoop {
             guard let owner, let onHandle = Unmanaged<EasyHandle>.fromOpaque(owner).takeUnretainedValue().transfer,
                   let t = running[onHandle.takeUnretainedValue().runningKey], let handle = t.handle, handle.raw == h else { continue }
             let result: Result<HTTPResponse, LunetError>
-            if code != CURLE_OK {
+            let verdict = t.verdict(for: code)
+            if case .failed = verdict {
                 result = .failure(t.error(for: code))
-            } else if let cut = t.incompleteReply {
-                result = .failure(cut)
+            } else if case .cut(let e) = verdict {
+                result = .failure(e)
             } else if let hop = t.nextHop(on: h) {
                 // A redirect the transfer follows itself (Transfer+Redirects.swift).
                 release(t, handle, keeping: nil)

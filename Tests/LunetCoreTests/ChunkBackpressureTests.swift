@@ -49,7 +49,7 @@ final class ChunkBackpressureTests: XCTestCase {
                 for c in chunks { received += c.bytes }
                 // A consumer that waits: it finishes its batch on a later turn, 5 ms on.
                 loop.addTimer(after: 0.005) {
-                    pausedSeen = pausedSeen || t.pausedForConsumer
+                    pausedSeen = pausedSeen || t.machine.flow.paused
                     t.consumerFinished()
                 }
             }

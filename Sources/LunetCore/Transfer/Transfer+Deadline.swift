@@ -14,9 +14,8 @@ extension Transfer {
         if self.loop == nil { self.loop = loop }   // a transfer waiting in a session's line has none yet
         let seconds = timeout + Self.deadlineGrace
         deadlineTimer = loop.addTimer(after: seconds) { [weak self, unowned loop] in
-            guard let self, self.state != .finished else { return }
+            guard let self, let waiting = self.machine.deadlineFires() else { return }
             self.deadlineTimer = nil
-            let waiting = self.state == .created || self.currentStatus == 0
             loop.abort(self, LunetError(.timeout, Self.timedOut(after: timeout, waitingForConnection: waiting), url: self.currentURL))
         }
     }

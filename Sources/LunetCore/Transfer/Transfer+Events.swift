@@ -14,19 +14,19 @@ extension Transfer {
     /// Something waits for the consumer: the loop hands it over on its turn.
     func markEventful() {
         guard onEvents != nil else { return }
-        if flow.noteNews() { loop?.noteEventful(self) }
+        if machine.flow.noteNews() { loop?.noteEventful(self) }
     }
 
     /// A chunk of a streamed 2xx body (libcurl's write callback).
     func queueChunk(_ data: UnsafeRawPointer, _ n: Int) {
         guard onEvents != nil else { return }
-        if flow.take(ByteBuffer(copying: data, count: n)) { loop?.noteEventful(self) }
+        if machine.flow.take(ByteBuffer(copying: data, count: n)) { loop?.noteEventful(self) }
     }
 
     /// Hands waiting progress and chunks to `onEvents` (on the loop, outside curl's callbacks),
     /// unless the consumer is still busy with the batch before.
     func deliverEvents() {
-        guard let onEvents, let batch = flow.handOver() else { return }
+        guard let onEvents, let batch = machine.flow.handOver() else { return }
         onEvents(self, batch)
     }
 
@@ -34,9 +34,10 @@ extension Transfer {
     /// what arrived meanwhile, or, once the transfer has ended and nothing is left, complete.
     /// Runs on the loop thread, outside curl's callbacks.
     public func consumerFinished() {
-        guard let (unpause, next) = flow.consumerFinished() else { return }
-        // May call the write callback at once with the data curl held back.
-        if unpause, let h = easy { _ = lunet_curl_easy_pause(h, 0 /* CURLPAUSE_CONT */) }
+        guard let (resume, next) = machine.consumerFinished() else { return }
+        // May call the write callback at once with the data curl held back. The mask keeps a
+        // sending side that waits for its next piece paused.
+        if let mask = resume, let h = easy { _ = lunet_curl_easy_pause(h, mask) }
         switch next {
         case .nothing: break
         case .notifyLoop: loop?.noteEventful(self)
@@ -44,7 +45,7 @@ extension Transfer {
             // On a later turn: the consumer's own code is still on the stack.
             loop?.addTimer(after: 0) { [self] in
                 deliverEvents()
-                if let result = flow.completionDue() { complete(result) }
+                if let result = machine.flow.completionDue() { complete(result) }
             }
         }
     }

@@ -22,7 +22,7 @@ extension Transfer {
             // No socket of its own (one shared, or still connecting: libcurl's connect timeout
             // has that), or bytes came: a server that speaks, however slowly it answers.
             let fd = self.openedSocket
-            guard self.currentStatus == 0, fd >= 0, lunet_socket_bytes_received(fd) == 0 else { return }
+            guard self.machine.silentServer(ownSocket: fd >= 0, received: { Int(lunet_socket_bytes_received(fd)) }) else { return }
             _ = shutdown(fd, Int32(SHUT_RDWR))
             let words = "the server sent nothing in \(Self.seconds(limit)) s: no HTTP/2 SETTINGS (is it an HTTP/2 server without TLS?)"
             loop.abort(self, LunetError(.timeout, words, url: self.currentURL))

@@ -46,17 +46,13 @@ extension Transfer {
     /// Ready to start again for `next`: the handle was released; what the last response left
     /// (its head, its body, a MIME body, an upload's file) is cleared.
     func rearm(for next: HTTPRequest, elapsed: Double) {
-        redirected = ((redirected?.hops ?? 0) + 1, (redirected?.time ?? 0) + elapsed)
+        machine.rearm(elapsed: elapsed, askingHead: next.method == "HEAD")
         hop = next
-        state = .created
         body.removeAll()
         headerLines.removeAll()
         trailerLines = nil
-        currentStatus = 0
-        headerBlockEnded = false
-        forgetCodings()
+        decoder = nil
         reasonText = nil
-        abortReason = nil
         handleProfile = nil
         if let m = mime { lunet_curl_mime_free(m); mime = nil }
         if uploadFD >= 0 { close(uploadFD); uploadFD = -1 }

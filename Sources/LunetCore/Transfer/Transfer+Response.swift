@@ -86,23 +86,14 @@ extension Transfer {
         return String(decoding: phrase, as: UTF8.self)
     }
 
-    /// Why a transfer that libcurl finished without an error did not succeed after all, if it did not.
-    var incompleteReply: LunetError? {
-        // A HEAD's or a 1xx-only exchange's head still ends in a blank line; a cut does not.
-        if !headerBlockEnded {
-            var e = LunetError(.protocol, currentStatus == 0 ? "the server closed the connection before a complete status line"
-                                                             : "the response ended inside its header block (the connection closed before the blank line that ends it)",
-                               url: currentURL)
-            e.connectionLost = true
-            return e
+    /// What libcurl's end of the transfer means (TransferMachine.curlFinished), with the
+    /// decoder's word on whether the body's coded data ended where it may.
+    func verdict(for code: CURLcode) -> TransferMachine.CurlVerdict {
+        let codingCut = decoder.flatMap { $0.complete ? nil : ($0.unfinishedCoding ?? "content") }
+        switch machine.curlFinished(ok: code == CURLE_OK, codingCut: codingCut) {
+        case .cut(let e): return .cut(e.at(currentURL))
+        case let verdict: return verdict
         }
-        if let decoder, !decoder.complete {
-            // The connection closed where the coded data may not end (no Content-Length to say so).
-            var e = LunetError(.protocol, "the body was cut short: its \(decoder.unfinishedCoding ?? "content") coding ends before its end", url: currentURL)
-            e.connectionLost = true
-            return e
-        }
-        return nil
     }
 
     func error(for code: CURLcode) -> LunetError {

@@ -18,23 +18,22 @@ extension Transfer {
 
     /// The next piece of the body; sent when curl can.
     public func sendPiece(_ piece: ByteBuffer) {
-        guard !sendClosed, piece.count > 0 else { return }
+        guard !machine.sendClosed, piece.count > 0 else { return }
         sendQueue.append(piece)
         queuedToSend += piece.count
-        resumeSending()
+        resume(machine.pieceGiven())
     }
 
     /// No more pieces: the body ends once curl has sent what is queued.
     public func closeSending() {
-        sendClosed = true
-        resumeSending()
+        resume(machine.sendingEnds())
     }
 
-    private func resumeSending() {
-        guard sendPaused, let h = easy else { return }
-        sendPaused = false
-        // Only the sending side: a receiving side paused for a slow consumer stays paused.
-        _ = lunet_curl_easy_pause(h, pausedForConsumer ? 1 /* CURLPAUSE_RECV */ : 0 /* CURLPAUSE_CONT */)
+    /// Only the sending side resumes: the machine's mask keeps a receiving side paused for a
+    /// slow consumer paused.
+    private func resume(_ mask: Int32?) {
+        guard let mask, let h = easy else { return }
+        _ = lunet_curl_easy_pause(h, mask)
     }
 
     /// curl's read callback for a streamed body: queued bytes, the end, or a pause.
@@ -48,8 +47,9 @@ extension Transfer {
             queuedToSend -= k
             if sendOffset == first.count { sendQueue.removeFirst(); sendOffset = 0 }
         }
-        if written > 0 || sendClosed { return written }
-        sendPaused = true
-        return Int(CURL_READFUNC_PAUSE)
+        switch machine.sendRead(copied: written) {
+        case .give(let count): return count
+        case .pause: return Int(CURL_READFUNC_PAUSE)
+        }
     }
 }

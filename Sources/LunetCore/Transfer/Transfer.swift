@@ -14,7 +14,16 @@ public final class Transfer {
     var hop: HTTPRequest?
     /// The URL being asked now: the hop's, else the request's.
     var currentURL: String { hop?.url ?? request.url }
-    public internal(set) var state: State = .created
+    /// Where the transfer is in its life, and what it decided so far (TransferMachine.swift):
+    /// the transfer performs what the machine returns.
+    var machine: TransferMachine
+    public var state: State {
+        switch machine.phase {
+        case .created: return .created
+        case .running: return .running
+        case .finished: return .finished
+        }
+    }
     /// Set by Lua bindings and Swift callers alike; any object to keep alive with the transfer.
     public var userInfo: AnyObject?
 
@@ -48,22 +57,18 @@ public final class Transfer {
     /// The reason phrase of the last status line, nil when it had none (the usual phrase for
     /// the status then stands in).
     var reasonText: String?
-    /// Set from a callback that stopped the transfer on purpose (a body over max_body).
-    var abortReason: LunetError?
+    /// Why a callback stopped the transfer on purpose (a body over max_body), about the URL asked.
+    var abortReason: LunetError? {
+        guard let reason = machine.stopReason else { return nil }
+        return reason.url == nil ? reason.at(currentURL) : reason
+    }
     let maxBody: Int?
     /// A gRPC call's answer: its messages' length prefixes checked as they arrive.
     var grpcGuard: GRPCFrameGuard?
     /// The status of the response being received (each redirect or 100 starts a new one).
-    var currentStatus = 0
-    /// The blank line that ends the current response's header block has arrived. libcurl 7.88
-    /// reports success for a reply cut off inside its headers (status 200, no fields, no body):
-    /// a transfer that ends without it failed (EventLoop checks).
-    var headerBlockEnded = false
-    /// The current response's `Content-Encoding` list (nil: none), its decoder once the body
-    /// begins (nil: nothing lunet removes), and whether that was decided (Transfer+Receive).
-    var contentCodings: String?
+    var currentStatus: Int { machine.status }
+    /// The current response's decoder once its body begins (nil: nothing lunet removes).
     var decoder: ContentDecoder?
-    var codingsJudged = false
 
     // MARK: downloads, uploads, progress
 
@@ -83,18 +88,14 @@ public final class Transfer {
     /// the last call. It hands them to a consumer; nothing more is handed over until the
     /// consumer says it is done (`consumerFinished`): see BodyFlow.
     public var onEvents: ((Transfer, [ByteBuffer]) -> Void)?
-    /// The events' flow between libcurl and the consumer (BodyFlow.swift, Transfer+Events.swift).
-    var flow = BodyFlow<Result<HTTPResponse, LunetError>>(limit: 1 << 20)
     /// Bytes held for the consumer past which the body is paused (libcurl's
     /// CURL_WRITEFUNC_PAUSE) until it is through. Set before the transfer starts.
     public var chunkBufferLimit: Int {
-        get { flow.limit }
-        set { flow = BodyFlow(limit: newValue) }
+        get { machine.flow.limit }
+        set { machine.flow = BodyFlow(limit: newValue) }
     }
     /// A batch was handed over and its consumer has not finished.
-    public var consumerBusy: Bool { flow.consumerBusy }
-    /// The body is paused because the consumer is behind.
-    var pausedForConsumer: Bool { flow.paused }
+    public var consumerBusy: Bool { machine.flow.consumerBusy }
     /// The status and header fields of the response being received (the last one, after
     /// redirects and 100s), for consumers of a stream that must look at them first.
     public var receivedHead: (status: Int, headers: HTTPHeaders) { (currentStatus, headers) }
@@ -109,15 +110,13 @@ public final class Transfer {
     /// Bytes given to sendPiece and not yet handed to curl: what a sender that outruns the
     /// network holds (gRPC's send waits while it is past its send_buffer).
     public internal(set) var queuedToSend = 0
-    var sendClosed = false
-    var sendPaused = false
     /// The jar the transfer was started with (a redirect it follows itself starts again with it).
     var cookieJar: CookieJar?
     /// When the transfer was first started (EventLoop.now()): the whole call's timeout counts
     /// from it, across the redirects it follows itself.
     var startedAt = 0.0
     /// For a transfer that followed redirects itself: the hops and the time they took.
-    var redirected: (hops: Int, time: Double)?
+    var redirected: (hops: Int, time: Double)? { machine.redirected }
     /// The loop's timer that bounds the whole call (Transfer+Deadline.swift).
     var deadlineTimer: EventLoop.TimerID?
     /// An h2c transfer's wait for the server's first bytes (Transfer+FirstBytes), and the socket
@@ -129,6 +128,7 @@ public final class Transfer {
 
     public init(request: consuming HTTPRequest, completion: @escaping Completion) {
         self.maxBody = request.options.maxBody
+        machine = TransferMachine(askingHead: request.method == "HEAD")
         if let max = request.options.grpcMaxMessage { grpcGuard = GRPCFrameGuard(max: max) }
         self.completion = completion
         self.request = request   // moved in: the last use
@@ -139,7 +139,7 @@ public final class Transfer {
         if let mime { lunet_curl_mime_free(mime) }
     }
 
-    func markRunning() { state = .running }
+    func markRunning() { machine.started() }
 
     /// Runs the completion once, whatever path got here. A transfer whose events consumer has
     /// events still to go through completes after they are through (the request resolves after
@@ -149,23 +149,21 @@ public final class Transfer {
         disarmDeadline()
         disarmFirstBytesWatch()
         fileTarget?.close()
-        if !force && onEvents != nil {
-            deliverEvents()
-            let (ending, firstWait) = flow.transferEnds(result)
-            if case .wait = ending {
-                if firstWait { loop?.noteWaitingForConsumer(self) }
-                return
-            }
+        let consumer = !force && onEvents != nil
+        if consumer { deliverEvents() }   // what waits goes first: the machine then judges
+        switch machine.ends(with: result, force: force, consumer: consumer) {
+        case .ignore: return
+        case .waitForConsumer(let firstWait):
+            if firstWait { loop?.noteWaitingForConsumer(self) }
+            return
+        case .completeNow: complete(result)
         }
-        complete(result)
     }
 
     func complete(_ result: Result<HTTPResponse, LunetError>) {
         // An h2c request that failed: its origin's shared connection may be gone (H2CReuse).
         if let origin = h2cOrigin, case .failure = result { H2CReuse.forget(origin) }
-        if flow.deferred != nil { loop?.noteConsumerDone(self) }
-        flow.clear()
-        state = .finished
+        if machine.completes() { loop?.noteConsumerDone(self) }
         // A finished transfer lets go of its callbacks: one that names its transfer (to cancel
         // it, say) would otherwise keep both alive, with the curl handle, for good.
         onEvents = nil
