@@ -48,6 +48,9 @@ let package = Package(
         // functions, the state's allocator, protected calls and chunk loading (what the embedded
         // lua/ files are loaded with), the interrupt and deadline hooks. No curl header.
         .target(name: "CLunetLua", dependencies: ["CLua"], path: "Sources/CLunetLua"),
+        // `lunet load`'s HDR histograms: a Lua C function, feature code above the bridge (it
+        // takes only the bridge's BEFORE_RAISE), which LunetLua hands to Lua as core.hdr_open.
+        .target(name: "CLunetHistogram", dependencies: ["CLua", "CLunetLua"], path: "Sources/CLunetHistogram"),
         // The core: loop, transfers, sessions. Knows nothing of Lua: it cannot import CLunetLua.
         // Optimised in debug builds too: hashing 200 MB or decoding big JSON takes 30x longer
         // unoptimised, and the tests do both.
@@ -67,7 +70,7 @@ let package = Package(
         .target(name: "LunetCodecs", dependencies: ["LunetLuaStack", "LunetCore", "CLunetLua"], swiftSettings: optimisedAlways),
         // The Lua host: the state, values, bindings, prelude; registers the codecs' modules.
         // Knows nothing of readline or argv. lua/ is compiled into it as bytecode by the EmbedLua plugin.
-        .target(name: "LunetLua", dependencies: ["LunetCodecs", "LunetLuaStack", "LunetCore", "CLunetLua", "CLunetCurl"],
+        .target(name: "LunetLua", dependencies: ["LunetCodecs", "LunetLuaStack", "LunetCore", "CLunetLua", "CLunetHistogram", "CLunetCurl"],
                 swiftSettings: optimisedAlways, plugins: ["EmbedLua"]),
         .plugin(name: "EmbedLua", capability: .buildTool(), dependencies: ["lunet-luac"]),
         // The Lua module: the host without liblua (the interpreter that loads it has its own) and

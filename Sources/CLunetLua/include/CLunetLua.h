@@ -17,6 +17,8 @@
 #include <lua5.4/lualib.h>
 #include <lua5.4/lauxlib.h>
 
+#include "before_raise.h"   // for the C functions of the bridge and of the Lua C modules above it
+
 // ---------------------------------------------------------------------------------------------
 // Swift functions callable from Lua
 // ---------------------------------------------------------------------------------------------
@@ -31,10 +33,6 @@ typedef int (*lunet_SwiftFunction)(lua_State *L);
 /// stack become the closure's upvalues; Swift reads them with lunet_upvalue(i) (1-based).
 void lunet_pushswiftfunction(lua_State *L, lunet_SwiftFunction fn, int nup);
 static inline int lunet_upvalue(int i) { return lua_upvalueindex(i + 1); }
-
-/// Pushes core.hdr_open, a C function (hdr_histogram.c): the counts of `lunet load`'s HDR
-/// histograms. Pushing raises nothing (the allocator aborts when memory runs out).
-void lunet_push_hdr_open(lua_State *L);
 
 // ---------------------------------------------------------------------------------------------
 // States, loading, protected calls

@@ -1,4 +1,5 @@
 import CLunetLua
+import CLunetHistogram
 import CLunetCurl
 import LunetLuaStack
 import Glibc

@@ -1,5 +1,6 @@
 import XCTest
-@testable import LunetCore
+import LunetCore
+@testable import LunetLua
 
 /// `lunet load`'s phases of a request (k6's http_req_blocked, _connecting, _tls_handshaking,
 /// _waiting, _receiving), from libcurl's times: pure values, no network.

@@ -1,3 +1,5 @@
+import LunetCore
+
 extension HTTPResponse.Timings {
     /// What `lunet load` records of a request's timings, as k6 names its phases, in
     /// microseconds: the whole duration; blocked (the name lookup); connecting (after the

@@ -17,7 +17,9 @@
 // histogram's user value (a table), so the collector sees and frees all of it: no __gc.
 // Functions Lua calls here check their arguments and raise with a message naming the problem;
 // nothing here calls Swift.
-#include "CLunetLua.h"
+#include "CLunetHistogram.h"
+
+#include <lua5.4/lauxlib.h>
 
 #include <math.h>   // HUGE_VAL
 #include <string.h>
