@@ -104,7 +104,7 @@ for path in args.dropFirst(3) {
 // through the alphabet, a GET kept ~1.1 MB of this text resident, for ~150 KB it reads. Two
 // string literals, not one per file: a linker merging string constants (lld) may reorder
 // separate literals, never the bytes inside one.
-let loadOrder = ["lunet.prelude", "lunet.runtime", "lunet.errors", "lunet.task",
+let loadOrder = ["lunet.prelude", "lunet.runtime", "lunet.errors", "lunet.task", "lunet.features",
                  "lunet.http", "lunet.url", "lunet.headers", "lunet.response", "lunet.serializers"]
 func rank(_ e: Entry) -> (Int, String) {
     if let i = loadOrder.firstIndex(of: e.module) { return (i, e.module) }

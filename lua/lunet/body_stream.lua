@@ -4,8 +4,14 @@
 -- events consumer does not return, so libcurl's body is paused): memory stays bounded.
 local core = require "lunet.core"
 local task = require "lunet.task"
+local response = require "lunet.response"
 
 local M = {}
+
+-- A stream's state carries its reader's methods, so that the response it belongs to reads it
+-- without requiring this module (which requires lunet.response: no cycle, scripts/check-layers).
+local Stream = {}
+Stream.__index = Stream
 
 local LIMIT = 64
 
@@ -24,14 +30,13 @@ end
 --- Starts `opts` (a request's options, `stream` left out) on `session`: a task of the response
 --- as soon as its head is in. `request_async` is the session's own method.
 function M.start(session, opts, request_async)
-  local response = require "lunet.response"
   local o = {}
   for k, v in pairs(opts) do o[k] = v end
   o.stream = nil
   o._stream = true
   local head = task.new()
   head.url = o.url
-  local st = { pieces = {}, head = 1, tail = 0, done = false }
+  local st = setmetatable({ pieces = {}, head = 1, tail = 0, done = false }, Stream)
   local r
   o._on_events = function(_, _, _, _, chunks, id)
     if not chunks or st.closed then return end
@@ -94,5 +99,8 @@ function M.close(st)
   if st.transfer then st.transfer:cancel("the response was closed") end
   wake(st)
 end
+
+function Stream:next_piece() return M.next_piece(self) end
+function Stream:close() return M.close(self) end
 
 return M

@@ -15,7 +15,10 @@ local options = require "lunet.http.options"
 local request = require "lunet.http.request"
 local pipeline = require "lunet.http.pipeline"
 -- lunet.cache and lunet.auth load when a session first asks for them: a plain GET needs neither.
+-- Auth, a named session's store and OpenAPI are features, a floor above: reached through
+-- lunet.features, never required from here (scripts/check-layers).
 local function cache() return require "lunet.cache" end
+local features = require "lunet.features"
 
 local http = {}
 http.serializers = serializers
@@ -139,7 +142,7 @@ local function make_session(opts, parent, implicit)
     cfg.secret_names = nil
   end
   local auth_flow
-  if opts.auth ~= nil then cfg.auth, auth_flow = require("lunet.auth").check(opts.auth) end
+  if opts.auth ~= nil then cfg.auth, auth_flow = features.get("auth").check(opts.auth) end
   cfg.netrc = nil
   if opts.netrc ~= nil then cfg.netrc_file = http._netrc_file(opts.netrc) end
   if opts.cookies ~= nil and type(opts.cookies) ~= "boolean" and type(opts.cookies) ~= "string" then
@@ -151,7 +154,7 @@ local function make_session(opts, parent, implicit)
   s.base_url = opts.base_url
   cfg._implicit = implicit
   s._core = parent and core.session_derive(parent._core, cfg) or core.session_new(cfg)
-  if auth_flow then s._auth_flow = require("lunet.auth").flow(s, auth_flow, parent) end
+  if auth_flow then s._auth_flow = features.get("auth").flow(s, auth_flow, parent) end
   s._request_serializer = serializers.find("request", opts.request, "the session")
   s._response_serializer = serializers.find("response", opts.response, "the session")   -- a list: compound
   s._accept_status = opts.accept_status
@@ -170,7 +173,7 @@ function http.session(opts)
   end
   if opts and opts.name ~= nil then
     check_options(opts, options.SESSION, "the session")
-    return require("lunet.session_store").open(make_session, opts)
+    return features.get("session_store").open(make_session, opts)
   end
   return make_session(opts or {})
 end
@@ -179,7 +182,7 @@ end
 --- so that `http.session{ name = ... }` and `lunet --session` find them. Refused for a session
 --- opened read_only. Returns the path.
 function Session:save(name_or_path)
-  local store = require "lunet.session_store"
+  local store = features.get("session_store")
   local st = self._store
   if name_or_path == nil then
     if not st then errors.raise("argument", "this session has no name: give s:save(name) one") end
@@ -349,7 +352,7 @@ end
 function http.libcurl() return core.libcurl() end
 
 --- An API from its OpenAPI document (docs/openapi.md): lunet.openapi.
-function http.openapi(source, opts) return require("lunet.openapi").open(source, opts) end
+function http.openapi(source, opts) return features.get("openapi").open(source, opts) end
 
 http.Session = Session
 return http

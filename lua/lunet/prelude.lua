@@ -26,6 +26,13 @@ end
 
 local task = require "lunet.task"
 
+-- The composition root: the features the core reaches by name (lunet.features), each loaded
+-- when first asked for.
+local features = require "lunet.features"
+features.provide("auth", function() return require "lunet.auth" end)
+features.provide("session_store", function() return require "lunet.session_store" end)
+features.provide("openapi", function() return require "lunet.openapi" end)
+
 -- The lunet program sets API.md's modules as globals; `require "lunet"` in another interpreter
 -- does not. `task` is set now (the host needs it anyway); the others load when a script first
 -- names them, through an __index on _G: a script that prints a line never loads http and what it

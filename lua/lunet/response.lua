@@ -96,8 +96,7 @@ end
 function Response:chunks()
   local st = rawget(self, "_stream")
   if st then
-    local body_stream = require "lunet.body_stream"
-    return function() return body_stream.next_piece(st) end
+    return function() return st:next_piece() end   -- the stream's own reader (body_stream.lua)
   end
   local given = false
   return function()
@@ -112,7 +111,7 @@ end
 --- Stops a streamed response's transfer (a reader done early); nothing for others.
 function Response:close()
   local st = rawget(self, "_stream")
-  if st then require("lunet.body_stream").close(st) end
+  if st then st:close() end
 end
 
 

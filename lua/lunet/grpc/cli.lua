@@ -43,11 +43,9 @@ local FLAGS = { ["--plaintext"] = "plaintext", ["--insecure"] = "insecure", ["--
 local function usage(message) error({ usage = message }, 0) end
 
 -- A message on standard error: what a server put in it (grpc-message, a reflection error) shows
--- its control bytes escaped (lunet.terminal_safe), never obeyed by a terminal.
-local function complain(text)
-  text = require("lunet.terminal_safe").text(text)   -- plain text passes unchanged, uncopied
-  io.stderr:write("lunet grpc: ", text, "\n")
-end
+-- its control bytes escaped, never obeyed by a terminal (lunet.output).
+local output = require "lunet.output"
+local function complain(text) output.complain("lunet grpc: ", text) end
 
 -- grpcurl's flags are Go's: one dash (-plaintext, -d, -import-path=DIR) or two. A word of one
 -- dash that names a long option of lunet grpc is read as that option.
@@ -109,14 +107,7 @@ local function requests(c, json_word)
 end
 
 -- Names from a server's descriptors, printed to a terminal: control bytes escaped, never obeyed.
-local function say(text)
-  if require("lunet.core").isatty(1) then text = require("lunet.terminal_safe").text(text) end
-  print(text)
-end
-
-local function show(v)
-  if require("lunet.core").isatty(1) then print(json.encode(v, { pretty = true })) else print(json.encode(v)) end
-end
+local say, show = output.say, output.json
 
 local function run(argv)
   local ok, c = pcall(parse, argv)

@@ -144,7 +144,7 @@ function M.run(api, opts)
 end
 
 local function show(v) return require("lunet.json").encode(v) end
-local function print(text) require("lunet.openapi.cli").say(text) end   -- escaped on a terminal
+local print = require("lunet.output").say   -- escaped on a terminal
 
 --- `lunet api SPEC --check`: prints each failure once with its curl line; exit 1 on any.
 function M.main(api, own, words)

@@ -155,19 +155,11 @@ local function one_shot(api, opts, headers, passed, typed_names)
 end
 
 -- What a document says (summaries, descriptions: a server's text) printed to a terminal has
--- its control bytes shown escaped, never obeyed.
-local function say(text)
-  if require("lunet.core").isatty(1) then text = require("lunet.terminal_safe").text(text) end
-  print(text)
-end
-M.say = say
-
--- A message on standard error: what a document says in it (an operation id, a server's
--- answer) shows its control bytes escaped, never obeyed by a terminal.
-local function complain(text)
-  text = require("lunet.terminal_safe").text(text)   -- plain text passes unchanged, uncopied
-  io.stderr:write("lunet api: ", text, "\n")
-end
+-- its control bytes shown escaped, never obeyed; so has a message on standard error (an
+-- operation id, a server's answer): lunet.output.
+local output = require "lunet.output"
+local say = output.say
+local function complain(text) output.complain("lunet api: ", text) end
 
 -- Whether the call carries a credential the user gave: -a/--auth (alone or in a cluster such
 -- as -va), or an Authorization, Cookie or API-key header (an item, or a header parameter).

@@ -14,6 +14,9 @@ local uri = require "lunet.schema.uri"
 local kw_object = require "lunet.schema.kw_object"
 local kw_array = require "lunet.schema.kw_array"
 local kw_logic = require "lunet.schema.kw_logic"
+-- OpenAPI's keywords reach the others through the compiler (ctx.openapi, ctx:compile): the
+-- keyword modules never require each other in a cycle (scripts/check-layers).
+local openapi = require "lunet.schema.openapi"
 
 local M = {}
 local Ctx = {}
@@ -38,10 +41,13 @@ end
 --- (the set in force), `formats` (assert formats) and `direction` ("request", "response" or nil).
 function M.new(reg, d, keywords, formats, direction)
   return setmetatable({
-    reg = reg, dialect = d, keywords = keywords, formats = formats, direction = direction,
+    reg = reg, dialect = d, keywords = keywords, formats = formats, direction = direction, openapi = openapi,
     cells = {}, dyn = { on = false }, regexes = {}, dynamic_fns = {},
   }, Ctx)
 end
+
+--- The check of schema `node` (registry info `info`): what a $ref to it compiles to.
+function Ctx:compile(node, info) return kw_logic.call(self, node, info) end
 
 --- The reference check of a $dynamicAnchor's schema (made on demand, kept), counted against
 --- the depth limit: where a $dynamicRef lands is only known while validating, so any may recurse.

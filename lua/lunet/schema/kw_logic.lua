@@ -121,7 +121,7 @@ local function one_of(fns, where)
 end
 
 local function choices(ctx, node, info, add)
-  local openapi = ctx:on("discriminator") and node.discriminator ~= nil and require "lunet.schema.openapi"
+  local openapi = ctx:on("discriminator") and node.discriminator ~= nil and ctx.openapi
   for _, k in ipairs({ "anyOf", "oneOf" }) do
     local fns = list_arg(ctx, node, info, k)
     if fns then

@@ -172,7 +172,7 @@ local function required(ctx, node, info, add)
   if ctx.dialect.draft4 and type(node.required) == "boolean" then return end
   local where = ctx:where(info, "required")
   local list = names_arg(ctx, node.required, where)
-  local skip = ctx.direction and require("lunet.schema.openapi").exempt(ctx, node, info) or {}
+  local skip = ctx.direction and ctx.openapi.exempt(ctx, node, info) or {}
   local names = {}
   for _, k in ipairs(list) do if not skip[k] then names[#names + 1] = k end end
   local n = #names

@@ -94,7 +94,7 @@ local function branches(ctx, node, info, k, fns, d, where)
     local f = by_uri[uri.resolve(info.base, ref)]
     if not f then
       local t, tinfo = ctx.reg:resolve(ref, info.base, mwhere)
-      f = require("lunet.schema.kw_logic").call(ctx, t, tinfo)
+      f = ctx:compile(t, tinfo)
     end
     map[val] = f
   end

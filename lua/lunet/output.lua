@@ -1,0 +1,28 @@
+-- What a command prints: one module over lunet.terminal_safe, so that every command shows a
+-- server's or a document's text the same way, its control bytes escaped instead of obeyed by a
+-- terminal. Part of the core floor: features that print (an OpenAPI check's report) and the
+-- commands above them (the one-shot line, `api`, `grpc`) use it alike.
+local M = {}
+
+local function on_terminal(fd) return require("lunet.core").isatty(fd) end
+
+--- A line on standard output; escaped when standard output is a terminal (a pipe gets the
+--- bytes as they are).
+function M.say(text)
+  if on_terminal(1) then text = require("lunet.terminal_safe").text(text) end
+  print(text)
+end
+
+--- A message on standard error after `prefix` ("lunet api: "); always escaped (plain text
+--- passes unchanged, uncopied).
+function M.complain(prefix, text)
+  io.stderr:write(prefix, require("lunet.terminal_safe").text(text), "\n")
+end
+
+--- A value as JSON on standard output: indented for a terminal, one line for a pipe.
+function M.json(v)
+  local json = require "lunet.json"
+  if on_terminal(1) then print(json.encode(v, { pretty = true })) else print(json.encode(v)) end
+end
+
+return M
