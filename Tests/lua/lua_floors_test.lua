@@ -27,8 +27,8 @@ test("a tree whose requires go down or across passes", function()
     ["lunet.url"] = "return {}\n",
     ["lunet.auth"] = 'local http = require("lunet.http")\nlocal f = function() return require "lunet.session_store" end\n',
     ["lunet.session_store"] = "return {}\n",
-    ["lunet.cli.main"] = 'require "lunet.auth"\nrequire "lunet.load.argv"\n',
-    ["lunet.load.argv"] = "return {}\n",
+    ["lunet.cli.main"] = 'require "lunet.auth"\nrequire "lunet.cli.argv"\n',
+    ["lunet.cli.argv"] = "return {}\n",
   })
   eq(out, "", "no problem printed")
   eq(code, 0)

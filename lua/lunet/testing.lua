@@ -34,52 +34,32 @@ local function usage_error(message)
   error({ usage = message }, 0)
 end
 
---- Parses the arguments of `lunet test`.
+--- Parses the arguments of `lunet test` (read by the commands' one reader, lunet.cli.argv).
 function M.parse_args(argv)
-  local config = { paths = {}, timeout = DEFAULT_TIMEOUT, jobs = 1 }
-  local i = 1
-  local function value(name, inline)
-    if inline then return inline end
-    i = i + 1
-    local v = argv[i]
-    if v == nil then usage_error("option '" .. name .. "' needs a value") end
-    return v
+  local words = {}
+  for i = 1, #argv do words[i] = tostring(argv[i]) end
+  local c = require("lunet.cli.argv").read(words, {
+    takes = { ["--filter"] = "filter", ["--timeout"] = "timeout", ["--jobs"] = "jobs", ["-j"] = "jobs",
+              ["--junit"] = "junit", ["--json"] = "json", ["--report-json"] = "report_json" },
+    flags = { ["--help"] = "help", ["-h"] = "help" },
+    help = "lunet test --help",
+  }, usage_error, function(c, word) c.paths = c.paths or {}; c.paths[#c.paths + 1] = word end)
+  local config = { paths = c.paths or {}, timeout = DEFAULT_TIMEOUT, jobs = 1, help = c.help,
+                   junit = c.junit, json = c.json, report_json = c.report_json }
+  if c.filter then
+    local ok, err = pcall(string.find, "", c.filter)
+    if not ok then usage_error("bad --filter pattern: " .. tostring(err)) end
+    config.filter = c.filter
   end
-  local only_paths = false
-  while argv[i] ~= nil do
-    local a = tostring(argv[i])
-    if only_paths or a == "-" or string.sub(a, 1, 1) ~= "-" then
-      config.paths[#config.paths + 1] = a
-    elseif a == "--" then
-      only_paths = true
-    else
-      local name, inline = string.match(a, "^(%-%-[^=]+)=(.*)$")
-      name = name or a
-      if name == "-h" or name == "--help" then
-        config.help = true
-      elseif name == "--filter" then
-        config.filter = value(name, inline)
-        local ok, err = pcall(string.find, "", config.filter)
-        if not ok then usage_error("bad --filter pattern: " .. tostring(err)) end
-      elseif name == "--timeout" then
-        local v = tonumber(value(name, inline))
-        if not v or v < 0 then usage_error("--timeout takes a number of seconds (0 for no limit)") end
-        config.timeout = v
-      elseif name == "--jobs" or name == "-j" then
-        local v = math.tointeger(tonumber(value(name, inline)))
-        if not v or v < 1 then usage_error("--jobs takes a whole number, 1 or more") end
-        config.jobs = v
-      elseif name == "--junit" then
-        config.junit = value(name, inline)
-      elseif name == "--json" then
-        config.json = value(name, inline)
-      elseif name == "--report-json" then
-        config.report_json = value(name, inline)
-      else
-        usage_error("unknown option '" .. a .. "'")
-      end
-    end
-    i = i + 1
+  if c.timeout then
+    local v = tonumber(c.timeout)
+    if not v or v < 0 then usage_error("--timeout takes a number of seconds (0 for no limit)") end
+    config.timeout = v
+  end
+  if c.jobs then
+    local v = math.tointeger(tonumber(c.jobs))
+    if not v or v < 1 then usage_error("--jobs takes a whole number, 1 or more") end
+    config.jobs = v
   end
   if #config.paths == 0 then config.paths[1] = "." end
   return config

@@ -20,7 +20,7 @@ FLOORS = [
     (2, r"lunet\.auth\.cli"),
     (2, r"lunet\.openapi\.cli"),
     (2, r"lunet\.grpc\.(cli|complete)"),
-    (2, r"lunet\.load(\.(args|argv|collect|k8s|merge))?"),
+    (2, r"lunet\.load(\.(args|collect|k8s|merge))?"),
     (2, r"lunet\.testing(\..*)?"),
     (2, r"lunet\.(repl|repl_replay|help)"),
     # Features: what a script asks for by name, built on the core.

@@ -57,14 +57,6 @@ function M.option_names()
   return names
 end
 
-local function unknown(arg)
-  local msg = string.format("unknown option '%s'", arg)
-  local ok, suggest = pcall(require, "lunet.suggest")
-  local near = ok and suggest.closest(arg:match("^[^=]*"), M.option_names())
-  if near then msg = msg .. string.format("; did you mean '%s'?", near) end
-  return msg .. " (lunet GET --help lists the request options; docs/cli.md and man lunet say more)"
-end
-
 --- HTTPie's URL shorthands: ":3000/x" and ":/x" are localhost, no scheme means http://.
 function M.expand_url(u)
   if u:find("^:") then
@@ -80,54 +72,29 @@ local METHOD = "^%a+$"
 local STANDARD_METHODS = { GET = true, POST = true, PUT = true, PATCH = true, DELETE = true, HEAD = true,
                            OPTIONS = true, TRACE = true, CONNECT = true }
 
+-- The reader's spec (lunet.cli.argv) from OPTIONS: "--name" and its short letter, clustered.
+local SPEC = { takes = {}, flags = {}, what = {}, clusters = true,
+               help = "lunet GET --help lists the request options; docs/cli.md and man lunet say more" }
+for name, o in pairs(M.OPTIONS) do
+  local kind = o.value and SPEC.takes or SPEC.flags
+  kind["--" .. name] = name
+  if o.value then SPEC.what["--" .. name] = o.value end
+  if o.short then
+    kind["-" .. o.short] = name
+    if o.value then SPEC.what["-" .. o.short] = o.value end
+  end
+end
+
+local function usage(message) error({ usage = message }, 0) end
+
 function M.parse(argv)
-  local p = { options = {}, items = {}, positional = {} }
-  local only_positional = false
-  local i = 1
-  local function take_value(name, attached, shown)
-    if attached then return attached end
-    i = i + 1
-    if argv[i] == nil then return nil, string.format("option '%s' needs a value (%s)", shown, M.OPTIONS[name].value) end
-    return argv[i]
+  local p = { items = {}, positional = {} }
+  local ok, read = pcall(require("lunet.cli.argv").read, argv, SPEC, usage, function(_, word) p.positional[#p.positional + 1] = word end)
+  if not ok then
+    if type(read) == "table" and read.usage then return nil, read.usage end
+    error(read, 0)
   end
-  while i <= #argv do
-    local a = argv[i]
-    if only_positional or a == "-" or not a:find("^%-") then
-      p.positional[#p.positional + 1] = a
-    elseif a == "--" then
-      only_positional = true
-    elseif a:find("^%-%-") then
-      local name, attached = a:match("^%-%-([^=]+)=(.*)$")
-      name = name or a:sub(3)
-      local o = M.OPTIONS[name]
-      if not o then return nil, unknown(a) end
-      if o.value then
-        local v, err = take_value(name, attached, "--" .. name)
-        if not v then return nil, err end
-        p.options[name] = v
-      elseif attached then
-        return nil, string.format("option '--%s' takes no value", name)
-      else
-        p.options[name] = true
-      end
-    else
-      -- -vb (flags together), -ofile / -o file, -pHb
-      local j = 2
-      while j <= #a do
-        local name = M.SHORT[a:sub(j, j)]
-        if not name then return nil, unknown("-" .. a:sub(j, j)) end
-        if M.OPTIONS[name].value then
-          local v, err = take_value(name, j < #a and a:sub(j + 1) or nil, "-" .. a:sub(j, j))
-          if not v then return nil, err end
-          p.options[name] = v
-          break
-        end
-        p.options[name] = true
-        j = j + 1
-      end
-    end
-    i = i + 1
-  end
+  p.options = read
   if p.options.help then return p end
 
   local pos = p.positional

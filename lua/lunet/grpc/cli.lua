@@ -61,7 +61,7 @@ end
 
 local function parse(argv)
   argv = go_flags(argv)
-  local c = require("lunet.load.argv").read(argv, { takes = TAKES, flags = FLAGS, lists = { header = true, import_path = true },
+  local c = require("lunet.cli.argv").read(argv, { takes = TAKES, flags = FLAGS, lists = { header = true, import_path = true },
     help = "lunet grpc --help" }, usage, function(c, w) c.words = c.words or {}; c.words[#c.words + 1] = w end)
   c.words = c.words or {}
   if c.help or c.complete and #c.words >= 1 then return c end

@@ -35,7 +35,7 @@ local TAKES = { ["--vus"] = "vus", ["-u"] = "vus", ["--duration"] = "duration", 
 local FLAGS = { ["--help"] = "help", ["-h"] = "help", ["--quiet"] = "quiet", ["-q"] = "quiet", ["--result-line"] = "result_line" }
 
 local function words(argv)
-  return require("lunet.load.argv").read(argv, { takes = TAKES, flags = FLAGS, help = "lunet load --help" }, usage_error,
+  return require("lunet.cli.argv").read(argv, { takes = TAKES, flags = FLAGS, help = "lunet load --help" }, usage_error,
     function(c, a)
       if c.script then usage_error("one script only: '" .. c.script .. "' and '" .. a .. "'") end
       c.script = a

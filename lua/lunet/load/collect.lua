@@ -59,7 +59,7 @@ end
 
 --- The command line: { job, namespace, kubectl, timeout (seconds), report, summary_export, help }.
 function M.parse_args(args)
-  local c = require("lunet.load.argv").read(args, { takes = TAKES, flags = { ["--help"] = "help", ["-h"] = "help" },
+  local c = require("lunet.cli.argv").read(args, { takes = TAKES, flags = { ["--help"] = "help", ["-h"] = "help" },
     help = "lunet load collect --help" }, function(message) fail("%s", message) end,
     function(c, a)
       if c.job then fail("one Job only: '%s' and '%s'", c.job, a) end

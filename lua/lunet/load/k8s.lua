@@ -160,7 +160,7 @@ local RESERVED_EXTRA = {
 --- The command line: { script, shards, image, namespace, start_in, files, name, cpu, memory,
 --- extra, help }, values as given (checked by M.check).
 function M.parse_args(args)
-  return require("lunet.load.argv").read(args, { takes = TAKES, flags = { ["--help"] = "help", ["-h"] = "help" },
+  return require("lunet.cli.argv").read(args, { takes = TAKES, flags = { ["--help"] = "help", ["-h"] = "help" },
     lists = { files = true }, rest = "extra",
     help = "lunet load k8s --help; options for each pod's lunet load go after --" },
     function(message) usage_error("%s", message) end,

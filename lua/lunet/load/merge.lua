@@ -200,7 +200,7 @@ end
 
 --- `lunet load merge` with the words after `merge`; the exit status.
 function M.main(args, stdout, stderr)
-  local ok, c = pcall(require("lunet.load.argv").read, args,
+  local ok, c = pcall(require("lunet.cli.argv").read, args,
     { takes = { ["--report"] = "report", ["--summary-export"] = "summary_export" }, flags = { ["--help"] = "help", ["-h"] = "help" },
       help = "lunet load merge --help" },
     function(message) error({ usage = message }, 0) end,

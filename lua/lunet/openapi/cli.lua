@@ -33,31 +33,30 @@ SPEC is the OpenAPI document's path or URL (JSON or YAML; 3.0, 3.1, Swagger 2.0)
 The one-shot options apply to a call: -v, --print, --check-status, --offline, -a, -A, --timeout ...]]
 
 -- Splits argv into our words (SPEC, OPERATION, items), our options, and the one-shot command
--- line's options (with their values), which are handed on as they are.
+-- line's options (with their values), which are handed on as they are: the commands' one reader
+-- (lunet.cli.argv) reads ours, and hands the others to `pass_on`.
+local OWN = {
+  takes = { ["--base-url"] = "base_url", ["--seed"] = "seed", ["--max-examples"] = "max_examples", ["--operation"] = "operation" },
+  flags = { ["--check"] = "check", ["--no-validate"] = "no_validate", ["--help"] = "help", ["--ids"] = "ids" },
+}
 local function split(argv)
-  local words, own, passed = {}, {}, {}
-  local OWN_VALUE = { ["--base-url"] = "base_url", ["--seed"] = "seed", ["--max-examples"] = "max_examples", ["--operation"] = "operation" }
-  local OWN_FLAG = { ["--check"] = "check", ["--no-validate"] = "no_validate", ["--help"] = "help", ["--ids"] = "ids" }
-  local i = 1
-  while i <= #argv do
-    local a = argv[i]
-    local name, inline = a:match("^(%-%-[%w-]+)=(.*)$")
-    if OWN_VALUE[name or a] then
-      local v = inline or argv[i + 1]
-      if v == nil then return nil, (name or a) .. " needs a value" end
-      own[OWN_VALUE[name or a]] = v
-      if not inline then i = i + 1 end
-    elseif OWN_FLAG[a] then own[OWN_FLAG[a]] = true
-    elseif a:sub(1, 2) == "--" then
-      passed[#passed + 1] = a
-      local o = cli_args.OPTIONS[(name or a):sub(3)]
-      if o and o.value and not inline then i = i + 1; passed[#passed + 1] = argv[i] end
-    elseif a:sub(1, 1) == "-" and #a > 1 then
-      passed[#passed + 1] = a
-      local last = cli_args.OPTIONS[cli_args.SHORT[a:sub(-1)] or ""]
-      if #a == 2 and last and last.value then i = i + 1; passed[#passed + 1] = argv[i] end
-    else words[#words + 1] = a end
-    i = i + 1
+  local words, passed = {}, {}
+  OWN.unknown = function(_, a, take_value)
+    passed[#passed + 1] = a
+    local o
+    if a:sub(1, 2) == "--" then
+      o = not a:find("=", 1, true) and cli_args.OPTIONS[a:sub(3)]
+    elseif #a == 2 then
+      o = cli_args.OPTIONS[cli_args.SHORT[a:sub(-1)] or ""]
+    end
+    if o and o.value then passed[#passed + 1] = take_value() end
+    return true
+  end
+  local ok, own = pcall(require("lunet.cli.argv").read, argv, OWN, function(m) error({ usage = m }, 0) end,
+    function(_, word) words[#words + 1] = word end)
+  if not ok then
+    if type(own) == "table" and own.usage then return nil, own.usage end
+    error(own, 0)
   end
   return words, own, passed
 end
