@@ -6,6 +6,8 @@
 --
 --   local doc = yaml.decode(text [, { max_depth = 1000, max_aliases = 10000 }])
 --   local docs = yaml.decode_all(text [, opts])   -- every document of a `---` stream
+--   local text = yaml.encode(value)               -- one document; yaml.encode_all(list): a stream
+--   yaml.map("b", 1, "a", 2)                      -- a mapping whose keys keep their order
 local errors = require "lunet.errors"
 local R = require "lunet.yaml.reader"
 local block = require "lunet.yaml.block"
@@ -148,5 +150,25 @@ function M.decode_all(text, opts)
   local docs = stream(text, options("decode_all", opts), false)
   return setmetatable(docs, schema.ARRAY)
 end
+
+--- `value` (json's data model: tables with string keys, sequences or json.array, strings,
+--- numbers, booleans, json.null) as one YAML document (lunet/yaml/emit.lua). A table whose keys
+--- must keep their order is made with yaml.map(key, value, ...); other mappings are sorted.
+function M.encode(value)
+  local ok, text = pcall(require("lunet.yaml.emit").stream, { value })
+  if not ok then errors.raise("argument", tostring(text) .. " (yaml.encode)") end
+  return text
+end
+
+--- Every value of the list `docs` as a document of one YAML stream.
+function M.encode_all(docs)
+  if type(docs) ~= "table" then errors.argument(1, "encode_all", "table expected, got " .. type(docs)) end
+  local ok, text = pcall(require("lunet.yaml.emit").stream, docs)
+  if not ok then errors.raise("argument", tostring(text) .. " (yaml.encode_all)") end
+  return text
+end
+
+--- An ordered mapping for encode: map("key", value, "key", value, ...); a nil value leaves its key out.
+function M.map(...) return require("lunet.yaml.emit").map(...) end
 
 return M
