@@ -143,6 +143,24 @@ int lunet_loadbuffer(lua_State *L, const char *buf, size_t len, const char *chun
     return luaL_loadbufferx(L, buf, len, chunkname, mode);
 }
 
+// lunet's own modules get lunet.core from their loader, not from `require` by a chunk's name:
+// the loader require calls runs the module's chunk as chunk(name, core). core is the loader's
+// upvalue only (no table a script reaches holds it; lunet.core_guard keeps the debug library
+// from showing or replacing it). C, not Swift: the chunk's own error passes through this frame,
+// never through a Swift one.
+static int module_loader(lua_State *L) {
+    lua_settop(L, 1);                                   // the module's name
+    lua_pushvalue(L, lua_upvalueindex(1));              // its chunk
+    lua_insert(L, 1);
+    lua_pushvalue(L, lua_upvalueindex(2));              // core
+    lua_call(L, 2, LUA_MULTRET);
+    return lua_gettop(L);
+}
+
+void lunet_wrap_module_chunk(lua_State *L) {
+    lua_pushcclosure(L, module_loader, 2);
+}
+
 const char *lunet_lua_release(void) { return LUA_RELEASE; }
 
 void lunet_error_object(lua_State *L, const char *kind) {

@@ -153,21 +153,25 @@ public final class LuaHost {
         lua_rawgeti(L, lunet_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
         s.rawField(-1, "package")
         s.rawField(-1, "preload")
-        if lua_getmetatable(L, -1) == 0 {
+        // lunet.core, made once: the upvalue of every module's loader (lunet_wrap_module_chunk),
+        // in no table a script can reach.
+        _ = CoreModule.open(L)
+        let core = s.top
+        if lua_getmetatable(L, -2) == 0 {
             // Modules load when first required (most programs need half of them): an __index on
-            // package.preload, which `require` consults, gives a module's chunk on demand.
+            // package.preload, which `require` consults, gives a module's loader on demand.
             s.newTable()
-            s.pushFunction(Self.embeddedChunk)
+            lua_pushvalue(L, core)
+            s.pushFunction(Self.embeddedChunk, upvalues: 1)
             s.setRawField(-2, "__index")
-            lua_setmetatable(L, -2)
+            lua_setmetatable(L, -3)
         } else {
             s.pop()   // someone else's metatable on preload: leave it, and load everything now
-            for index in EmbeddedLua.files.indices where loadEmbedded(index, on: L) {
-                s.setRawField(-2, EmbeddedLua.files[index].module.description)
+            for index in EmbeddedLua.files.indices where loadEmbedded(index, on: L, core: core) {
+                s.setRawField(-3, EmbeddedLua.files[index].module.description)
             }
         }
-        s.pushFunction(CoreModule.open)
-        s.setRawField(-2, "lunet.core")
+        s.pop()   // core
         s.pushFunction(openJSON)
         s.setRawField(-2, "lunet.json")
         s.pushFunction(Self.openXML)
@@ -191,19 +195,29 @@ public final class LuaHost {
         guard let index = EmbeddedLua.files.firstIndex(where: {
             $0.module.utf8CodeUnitCount == length && memcmp($0.module.utf8Start, name, length) == 0
         }) else { return 0 }
-        return LuaHost.from(L).loadEmbedded(index, on: L) ? 1 : 0
+        return LuaHost.from(L).loadEmbedded(index, on: L, core: lunet_upvalue(1)) ? 1 : 0
     }
 
-    private func loadEmbedded(_ index: Int, on L: OpaquePointer) -> Bool {
+
+    /// Pushes the loader of an embedded module: its chunk, run as chunk(name, core) (lunet's
+    /// modules take core from their loader, `local core = select(2, ...)`, never by name).
+    /// `core`: the stack index of the lunet.core table.
+    private func loadEmbedded(_ index: Int, on L: OpaquePointer, core: Int32) -> Bool {
         let s = LuaStack(L)
         let path = EmbeddedLua.files[index].path
         let name = "@" + path.description
         if load(EmbeddedLua.bytecode(index), name: name, mode: "b", on: L) {
             if releasesEmbeddedText { releaseEmbeddedText() }
+            lua_pushvalue(L, core)
+            lunet_wrap_module_chunk(L)
             return true
         }
         s.pop()   // another Lua's bytecode format: its source instead
-        if load(EmbeddedLua.source(index), name: name, mode: "t", on: L) { return true }
+        if load(EmbeddedLua.source(index), name: name, mode: "t", on: L) {
+            lua_pushvalue(L, core)
+            lunet_wrap_module_chunk(L)
+            return true
+        }
         reportError("could not load \(path): \(s.string(-1) ?? "?")")
         s.pop()
         return false

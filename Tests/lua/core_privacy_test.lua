@@ -37,6 +37,30 @@ test("lunet's modules loaded before and after still reach it (a request, a queue
   eq(out:match("^(200\n200\nconnect\nfalse)"), "200\n200\nconnect\nfalse", out)
 end)
 
+-- Issue 48, item 3: lunet's modules get core from their loader (chunk(name, core)), not from
+-- require by a chunk's name: core is held only as the loaders' upvalue, which the debug library
+-- neither shows nor lets a script replace, and no table a script reaches holds it.
+test("core comes to lunet's modules through their loader: no name, registry or loader upvalue gives it away", function()
+  local code, out = run([[
+    local function is_core(v) return type(v) == "table" and rawget(v, "send") ~= nil and rawget(v, "crossings") ~= nil end
+    local loader = getmetatable(package.preload).__index(package.preload, "lunet.base64")
+    print(type(loader))
+    local shown = false
+    for i = 1, 4 do local _, v = debug.getupvalue(loader, i); shown = shown or is_core(v) end
+    print("shown", shown)
+    print("replaced", (pcall(debug.setupvalue, loader, 1, function(_, c) stolen = c end)))
+    print("preload index replaced", (pcall(debug.setupvalue, getmetatable(package.preload).__index, 2, {})))
+    local found = false
+    for _, v in pairs(debug.getregistry()) do found = found or is_core(v) end
+    print("in the registry", found)
+    -- A chunk that calls itself lunet's gets nothing by asking: the name decides nothing.
+    local f = load("return pcall(require, 'lunet.core')", "=lua/lunet/mine.lua")
+    print("by name", (f()))
+    print(type(loader("lunet.base64").encode), stolen)
+  ]])
+  eq({ code, out }, { 0, "function\nshown\tfalse\nreplaced\tfalse\npreload index replaced\tfalse\nin the registry\tfalse\nby name\tfalse\nfunction\tnil\n" }, "what the script saw")
+end)
+
 test("HAR files, made without LUNET_INTERNALS, name lunet's version and keep fractions of a second", function()
   local har = h.tmpname()
   local code, out = run(string.format([[

@@ -2,7 +2,7 @@
 -- head is in (status, headers), and r:chunks() gives the pieces of a 2xx body in order, once,
 -- waiting for each. While the reader is behind by LIMIT pieces the transfer waits for it (the
 -- events consumer does not return, so libcurl's body is paused): memory stays bounded.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local task = require "lunet.task"
 local response = require "lunet.response"
 

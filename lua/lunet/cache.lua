@@ -1,6 +1,6 @@
 -- The HTTP cache as Lua sees it: http.cache{...} objects, and the process-wide default one that
 -- `cache = true` gives a session.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local errors = require "lunet.errors"
 
 local M = {}

@@ -1,11 +1,12 @@
 -- lunet.core, the private bindings lunet's modules are written on (core.send with a made-up
 -- task, and the like), is lunet's own: a script's `require "lunet.core"` (or a look at
--- package.loaded) finds nothing. lunet's modules, whose chunks are named "@lua/lunet/...",
--- still get it from require. LUNET_INTERNALS=1 in the environment opens it to any code: lunet's
--- own tests and benchmarks read its counters and clock.
+-- package.loaded) finds nothing. lunet's modules get it from their loader, which runs each
+-- module's chunk as chunk(name, core): no name decides who may have it. LUNET_INTERNALS=1 in
+-- the environment opens it to any code: lunet's own tests and benchmarks read its counters and
+-- clock.
 --
--- A chunk's name is what tells lunet's code from a script's, so a script may not take that name
--- (issue 46, item 16): a text chunk named "@lua/lunet/..." (load, loadfile, dofile, require from
+-- A chunk's name still tells lunet's functions from a script's for the debug library's guard
+-- below, so a script may not take that name (issue 46, item 16): a text chunk named "@lua/lunet/..." (load, loadfile, dofile, require from
 -- a lua/lunet folder) is renamed "@./lua/lunet/...", and a binary chunk, which carries the
 -- names of its functions inside it, is refused when one of them is lunet's. The debug library
 -- shows neither lunet's functions' upvalues nor core itself, and does not change lunet's
@@ -14,27 +15,17 @@ local getinfo, sub, find = debug.getinfo, string.sub, string.find
 
 local OWN = "@lua/lunet/"
 
--- core out of package.loaded and package.preload, and back through an __index for lunet's code.
+-- core out of package.loaded and package.preload: lunet's modules get it from their loader
+-- (chunk(name, core), lunet_wrap_module_chunk), so `require "lunet.core"` answers only when
+-- LUNET_INTERNALS opens it to all.
 local function guard_require(core, open_to_all)
   local loaded = package.loaded
   loaded["lunet.core"] = nil
   rawset(package.preload, "lunet.core", nil)
-  -- Who looks (levels: 1 this function, 2 the __index below, 3 who indexed): `require` (a C
-  -- function) called by that name from lunet's code, or lunet's code indexing package.loaded
-  -- itself. A function of lunet's that calls what it was given (a task running `require`) is
-  -- not asking for itself.
-  local function lunets_own()
-    local info = getinfo(3, "Sn")
-    if info and info.what == "C" then
-      if info.name ~= "require" then return false end
-      info = getinfo(4, "S")
-    end
-    return info ~= nil and sub(info.source, 1, 11) == OWN
-  end
   local mt = getmetatable(loaded)
-  if mt == nil then
+  if mt == nil and open_to_all then
     setmetatable(loaded, { __index = function(_, name)
-      if name == "lunet.core" and (open_to_all or lunets_own()) then return core end
+      if name == "lunet.core" then return core end
     end })
   end
 end
@@ -117,6 +108,18 @@ local function guard_debug(core)
   end
   local raw = { getupvalue = debug.getupvalue, setupvalue = debug.setupvalue, upvaluejoin = debug.upvaluejoin,
                 getlocal = debug.getlocal }
+  -- A function that holds core as an upvalue (a module's loader, package.preload's __index:
+  -- C closures, lunet_wrap_module_chunk) may not have its upvalues replaced: one replaced
+  -- chunk would be handed core on the next require.
+  local function holds_core(f)
+    if type(f) ~= "function" then return false end
+    for i = 1, 255 do
+      local name, value = raw.getupvalue(f, i)
+      if name == nil then return false end
+      if rawequal(value, core) then return true end
+    end
+    return false
+  end
   -- lunet's functions have no upvalues to show; no function shows core.
   debug.getupvalue = function(f, n)
     if lunets_function(f) then return nil end
@@ -125,11 +128,13 @@ local function guard_debug(core)
     return name, value
   end
   debug.setupvalue = function(f, n, value)
-    if lunets_function(f) then error("debug.setupvalue: lunet's own functions are not changed", 2) end
+    if lunets_function(f) or holds_core(f) then error("debug.setupvalue: lunet's own functions are not changed", 2) end
     return raw.setupvalue(f, n, value)
   end
   debug.upvaluejoin = function(f1, n1, f2, n2)
-    if lunets_function(f1) or lunets_function(f2) then error("debug.upvaluejoin: lunet's own functions are not changed", 2) end
+    if lunets_function(f1) or lunets_function(f2) or holds_core(f1) or holds_core(f2) then
+      error("debug.upvaluejoin: lunet's own functions are not changed", 2)
+    end
     return raw.upvaluejoin(f1, n1, f2, n2)
   end
   -- A local holding core (a module's chunk while it loads) shows as nil. Levels counted from

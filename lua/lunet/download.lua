@@ -1,7 +1,7 @@
 -- Downloads and uploads. Bytes go straight between the network and disk (memory stays flat);
 -- a download lands in NAME.part with its validators in NAME.part.meta, resumes with Range and
 -- If-Range (also in a later process), and is renamed to NAME only when complete and verified.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local task = require "lunet.task"
 local errors = require "lunet.errors"
 local json = require "lunet.json"

@@ -19,7 +19,7 @@ local M = {}
 local secrets = require "lunet.secrets"
 -- Called by name, from this chunk: lunet.core_guard gives core only to a `require` written so
 -- (a pcall(require, ...) asked through pcall, and got nothing outside lunet's own tests).
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 M.MASK = secrets.MASK
 
 local function lunet_version()
@@ -418,7 +418,7 @@ end
 --- through a temporary file renamed into place. opts.mask_secrets: default true. Returns true,
 --- or nil and a message.
 function Recorder:write(path, opts)
-  return require("lunet.core").write_private(path, self:encode(opts))
+  return core.write_private(path, self:encode(opts))
 end
 
 return M

@@ -1,5 +1,5 @@
 -- http: one-shot requests and sessions (the session manager of API.md).
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 -- A script that names http is about to send a request, most likely: libcurl starts opening on
 -- another thread now, while the script builds it (only in the lunet program; see curl_loader.c).
 core.curl_preload()

@@ -5,7 +5,7 @@
 --- main(argv) returns the exit status: 0; 99 when a threshold failed (k6's); 2 for a usage
 --- error, before any request; 1 when the script, its setup or its teardown raised; 130 after
 --- Ctrl-C (the summary so far printed first).
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local task = require "lunet.task"
 local errors = require "lunet.errors"
 local json = require "lunet.json"

@@ -10,7 +10,7 @@ local M = {
 -- coroutine of the script's own (what the lunet program's coroutine.resume and wrap do).
 local runtime = require "lunet.runtime"
 M.coroutine = { resume = runtime.resume, wrap = runtime.wrap }
-M.version = require("lunet.core").version(false)   -- (true would open libcurl)
+M.version = select(2, ...).version(false)   -- (true would open libcurl)
 
 --- Runs fn(...) as a lunet coroutine, so `_async` requests and `await` work inside it, and
 --- drives the loop until it has finished: its result, or its error raised.

@@ -1,7 +1,7 @@
 -- Network state: whether a route to the outside is up (the kernel's routing tables), changes
 -- as they happen (netlink, or polling where netlink is not available), and waiting for the
 -- network to come back. The source is injectable so that tests can drive it.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local task = require "lunet.task"
 local errors = require "lunet.errors"
 

@@ -4,7 +4,8 @@
 -- commands above them (the one-shot line, `api`, `grpc`) use it alike.
 local M = {}
 
-local function on_terminal(fd) return require("lunet.core").isatty(fd) end
+local core = select(2, ...)   -- lunet.core, from the module's loader
+local function on_terminal(fd) return core.isatty(fd) end
 
 --- A line on standard output; escaped when standard output is a terminal (a pipe gets the
 --- bytes as they are).
@@ -17,6 +18,13 @@ end
 --- passes unchanged, uncopied).
 function M.complain(prefix, text)
   io.stderr:write(prefix, require("lunet.terminal_safe").text(text), "\n")
+end
+
+--- What text written to `fd` (1, 2) goes through: escaped when it is a terminal, else as it is
+--- (for a command that writes to a file handle of its own choosing).
+function M.for_fd(fd)
+  if on_terminal(fd) then return require("lunet.terminal_safe").text end
+  return function(s) return s end
 end
 
 --- A value as JSON on standard output: indented for a terminal, one line for a pipe.

@@ -5,7 +5,8 @@ local errors = require "lunet.errors"
 
 -- lunet.core is lunet's own: out of package.loaded, and out of reach by chunk names and the
 -- debug library (lunet.core_guard).
-require("lunet.core_guard")(require "lunet.core")
+local core = select(2, ...)   -- lunet.core, from the module's loader
+require("lunet.core_guard")(core)
 
 -- The lunet program (and a Swift tool embedding it) owns its interpreter and replaces
 -- coroutine.resume and coroutine.wrap, so that a user's own coroutines pass awaits through. A
@@ -17,7 +18,7 @@ if own_interpreter then
   -- libcurl may be opening on another thread (core.curl_preload, when http loads), and a
   -- cache's disk writes may be queued on its writer's thread: the process waits for both
   -- before it runs its exit handlers.
-  local core, raw_exit = require "lunet.core", os.exit
+  local raw_exit = os.exit
   os.exit = function(...)
     core.before_exit()
     return raw_exit(...)

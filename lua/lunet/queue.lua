@@ -3,7 +3,7 @@
 local task = require "lunet.task"
 local errors = require "lunet.errors"
 local policy = require "lunet.queue_policy"
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 
 local M = {}
 

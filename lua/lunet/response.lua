@@ -1,7 +1,7 @@
 -- The response object. Cheap fields are set when it is made; the rest (body, text, json,
 -- headers, timings, request) are fetched from Swift on first use and kept, so each conversion
 -- runs at most once per response.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local headers = require "lunet.headers"
 local runtime = require "lunet.runtime"
 local setmetatable, getmetatable = runtime.setmetatable, runtime.getmetatable   -- the C ones (runtime.lua)

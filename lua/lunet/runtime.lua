@@ -7,7 +7,7 @@
 -- inside a user coroutine suspends the whole chain instead of being mistaken for a user yield.
 -- Where nothing can be yielded to (the main thread of a stock lua5.4, a metamethod), a wait runs
 -- the loop in place until the task settles.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 
 local M = {}
 

@@ -13,7 +13,8 @@ M.MASK = "***"
 -- Which names are credentials' is decided in one place for the whole program
 -- (CredentialFields.swift: the words, the short names, how names are compared); the cache and
 -- redirects use the same rule.
-local core_is_secret_name = require("lunet.core").is_secret_name
+local core = select(2, ...)   -- lunet.core, from the module's loader
+local core_is_secret_name = core.is_secret_name
 
 local function normal(name) return (string.gsub(string.lower(name), "[-_%. ]", "")) end
 
@@ -26,7 +27,7 @@ local declared = {}
 function M.declare_name(name)
   if type(name) == "string" and name ~= "" then
     declared[normal(name)] = true
-    require("lunet.core").declare_secret_name(name)
+    core.declare_secret_name(name)
   end
 end
 

@@ -4,7 +4,7 @@
 local errors = require "lunet.errors"
 local json = require "lunet.json"
 local url = require "lunet.url"
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 
 local M = { request = {}, response = {} }
 

@@ -6,7 +6,7 @@
 --- the default port left out). A name with a '/' in it is that file, for any host (the user
 --- chose it). The file is JSON, written 0600 in a 0700 folder (it holds credentials),
 --- replaced atomically.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local json = require "lunet.json"
 local errors = require "lunet.errors"
 

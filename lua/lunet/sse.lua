@@ -7,7 +7,7 @@
 -- text/event-stream, on `close()`, or when its cancellation token is cancelled.
 local task = require "lunet.task"
 local errors = require "lunet.errors"
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local parser = require "lunet.sse_parser"
 
 local M = {}

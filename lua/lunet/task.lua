@@ -5,7 +5,7 @@
 -- settles (or at once, if it already has), and the loop runs the queue in order. So
 -- continuations run one at a time, in the order their tasks settled, and never while other Lua
 -- code is running.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local errors = require "lunet.errors"
 local runtime = require "lunet.runtime"
 local setmetatable, getmetatable = runtime.setmetatable, runtime.getmetatable   -- the C ones (runtime.lua)

@@ -1,6 +1,6 @@
 -- WebSocket clients: http.websocket(url, opts) / session:websocket(path, opts) (RFC 6455 over a
 -- connection libcurl makes; see Sources/LunetCore/WebSocket/).
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local task = require "lunet.task"
 local errors = require "lunet.errors"
 

@@ -61,6 +61,10 @@ int lunet_protected_pushlstring(lua_State *L, const char *s, size_t len);
 void lunet_crossings(unsigned long *down, unsigned long *up);
 /// luaL_loadbufferx (never raises).
 int lunet_loadbuffer(lua_State *L, const char *buf, size_t len, const char *chunkname, const char *mode);
+/// [chunk, core] on top become the loader of one of lunet's own modules: called by require as
+/// loader(name), it runs chunk(name, core). Pushing raises nothing (the allocator aborts when
+/// memory runs out).
+void lunet_wrap_module_chunk(lua_State *L);
 /// Interrupting a runaway line at the prompt: arm a count hook on a thread (coroutines made
 /// from it inherit it); request (async-signal-safe) makes every later check raise a `cancelled`
 /// error object until cleared.

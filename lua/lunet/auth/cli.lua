@@ -1,7 +1,7 @@
 -- The one-shot command line's auth: -A/--auth-type with -a/--auth (and --aws-sigv4) made into a
 -- session's auth option, the curl flags --curl prints for it, and the checks a named session
 -- must pass for -A oauth2. docs/cli.md ("Authentication") describes the options.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local secrets = require "lunet.secrets"
 
 local M = {}

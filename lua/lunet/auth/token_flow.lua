@@ -7,7 +7,7 @@
 --   fetch (its task), so a burst of requests costs one token request.
 -- - A 401 whose WWW-Authenticate says Bearer error="invalid_token" (RFC 6750 §3.1: expired or
 --   revoked early) drops the token, fetches another once and sends the request again, once.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local errors = require "lunet.errors"
 local task = require "lunet.task"
 

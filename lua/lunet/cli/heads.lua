@@ -1,6 +1,6 @@
 --- The request's head as the one-shot command line prints it: split from what libcurl sent,
 --- or made for --offline and --curl as libcurl would send it; a multipart body in brief.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 
 local M = {}
 

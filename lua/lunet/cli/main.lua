@@ -2,7 +2,7 @@
 --- (docs/cli.md). main(argv) parses, builds the request, sends it (or prints it), prints what
 --- --print asks for and returns the exit status. The parts: args.lua (options), items.lua
 --- (request items), build.lua (the request), render.lua (output), lunet.session_store.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local errors = require "lunet.errors"
 local args = require "lunet.cli.args"
 local build = require "lunet.cli.build"
@@ -17,11 +17,9 @@ local M = {}
 local EXIT = { ok = 0, error = 1, usage = 2, timeout = 2, redirects = 6, interrupted = 130 }
 
 -- A message on standard error: what a server sent in it (a reason phrase, a header) shows its
--- control bytes escaped (lunet.terminal_safe), never obeyed by the terminal.
+-- control bytes escaped, never obeyed by the terminal (lunet.output).
 local function say(fmt, ...)
-  local text = string.format(fmt, ...)
-  if text:find("[\0-\8\11-\31\127\194]") then text = require("lunet.terminal_safe").text(text) end
-  io.stderr:write("lunet: ", text, "\n")
+  require("lunet.output").complain("lunet: ", string.format(fmt, ...))
 end
 
 local function read_file(path, size_only)

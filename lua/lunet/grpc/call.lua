@@ -3,7 +3,7 @@
 --- deadline as `grpc-timeout`, metadata as headers (`-bin` ones in base64), the request
 --- messages framed as the body; the answer's messages are read as they arrive, and its status
 --- comes from the trailers (or the head, for a trailers-only answer).
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local errors = require "lunet.errors"
 local frames = require "lunet.grpc.frames"
 local status = require "lunet.grpc.status"

@@ -3,7 +3,7 @@
 --- (grpc-message, percent-decoded), `details` (google.rpc.Status from
 --- grpc-status-details-bin, decoded without a schema: code, message, and each detail's type_url
 --- and raw value), and the response's `headers` and `trailers`.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local errors = require "lunet.errors"
 
 local M = {}

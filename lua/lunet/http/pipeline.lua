@@ -3,7 +3,7 @@
 -- and the plain path for a session without any: no request table, no closure, the request's
 -- task handed to core.send and completed by one function for all (plain_completed). HAR
 -- recorders (http.record) are kept here: every request's outcome is added to each.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local runtime = require "lunet.runtime"
 local setmetatable = runtime.setmetatable   -- the C one (runtime.lua)
 local task = require "lunet.task"

@@ -3,7 +3,7 @@
 --- `grpc_req_duration` and counted in `grpc_reqs`, tagged with the method (`name`), the
 --- status code's name (`status`: OK, UNAVAILABLE, ...) and the scenario. A call that fails
 --- still counts, with its status (or the error's kind), and raises as it would.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local errors = require "lunet.errors"
 
 local M = {}

@@ -13,7 +13,7 @@
 --- Layout (HdrHistogram's): sub-buckets of 2048 values; bucket b holds values of magnitude
 --- 2^(b+10) .. 2^(b+11) in 1024 sub-buckets of width 2^b (bucket 0 holds 0 .. 2047 in 2048).
 --- counts[index] for index 0 .. (buckets + 1) * 1024 - 1; absent entries are 0.
-local native = require("lunet.core").hdr_open()
+local native = select(2, ...).hdr_open()   -- lunet.core, from the module's loader
 
 local M = {}
 

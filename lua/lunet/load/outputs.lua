@@ -1,14 +1,12 @@
 --- The end of a `lunet load` run or merge, the same for both: the first failures and the
 --- summary (escaped on a terminal: an error message can hold what a server sent), then the
 --- files asked for, each written whole or not at all, and last the result line.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local json = require "lunet.json"
 local summary = require "lunet.load.summary"
 
 local M = {}
 
-local function terminal_safe(s) return require("lunet.terminal_safe").text(s) end
-local function plain(s) return s end
 
 --- FILE with TEXT, whole or not at all (lunet.whole_file); true, or false and the reason.
 function M.write_whole(path, text) return require("lunet.whole_file").write(path, text) end
@@ -37,8 +35,8 @@ end
 --- record printed as the last line of standard output). Returns false when a file could not be
 --- written (each said on stderr), else true.
 function M.conclude(o, stdout, stderr)
-  local err_text = core.isatty(2) and terminal_safe or plain
-  local out_text = core.isatty(1) and terminal_safe or plain
+  local output = require "lunet.output"
+  local err_text, out_text = output.for_fd(2), output.for_fd(1)
   for i = 1, math.min(3, #(o.failures or {})) do
     local f = o.failures[i]
     stderr:write(string.format("lunet load: %d iteration%s of %s failed: %s\n", f.count, f.count == 1 and "" or "s",

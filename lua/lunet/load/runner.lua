@@ -4,7 +4,7 @@
 --- schedule from a pool of VUs and counts an iteration no VU was free for as dropped (never
 --- started late), so latencies have no coordinated omission. Stopping (the end, Ctrl-C, a
 --- threshold that aborts) lets iterations in flight finish within graceful_stop, then cancels them.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local task = require "lunet.task"
 local errors = require "lunet.errors"
 local executors = require "lunet.load.executors"

@@ -5,7 +5,7 @@
 --- sending and the server's time to the first byte; receiving), data_sent and data_received,
 --- tagged by name (the URL unless the request's `tags.name` says), method, status and
 --- scenario, plus the request's own tags.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local http = require "lunet.http"
 local tag_key = require("lunet.load.metrics").tag_key
 local hdr = require "lunet.load.hdr"

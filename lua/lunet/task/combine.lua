@@ -1,7 +1,7 @@
 -- Timers and combinators over lunet tasks: delay, sleep, Task:timeout, all, any, race.
 -- lunet.task calls this once with its module, the Task methods table and the primitives they
 -- are built from (kept local there, so tasks stay cheap), and the functions land on M and Task.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local errors = require "lunet.errors"
 
 -- Timers ---------------------------------------------------------------------------------

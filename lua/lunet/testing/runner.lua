@@ -2,7 +2,7 @@
 -- after_each, skip, only, expect and fail, collects its tests, and runs them one at a time,
 -- each in a task of its own with a timeout. Produces the file's record (see report.lua for
 -- its shape) and calls on_test(record) as each test ends.
-local core = require "lunet.core"
+local core = select(2, ...)   -- lunet.core, from the module's loader (lunet_wrap_module_chunk)
 local task = require "lunet.task"
 local errors = require "lunet.errors"
 local expect = require "lunet.testing.expect"
