@@ -106,3 +106,15 @@ enum CacheBinding {
         return 1
     }
 }
+
+extension CacheBinding {
+    /// lunet.core's functions for HTTP caches: made, rules, statistics, entries (CoreModule.open gathers each concern's).
+    static let functions: [CoreFunction] = [
+        CoreFunction("cache_new", new),
+        CoreFunction("cache_rule", rule),
+        CoreFunction("cache_stats", stats),
+        CoreFunction("cache_clear", clear),
+        CoreFunction("cache_purge", purge),
+        CoreFunction("cache_entries", entries),
+    ]
+}

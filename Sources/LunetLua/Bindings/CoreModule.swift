@@ -10,40 +10,39 @@ import LunetCore
 enum CoreModule {
     static let open: lunet_SwiftFunction = { L in
         let s = LuaStack(L!)
-        let functions: [(String, lunet_SwiftFunction)] = [
-            ("wake", wake), ("step", step), ("step_until", stepUntil), ("now", now), ("wall_time", wallTime), ("live_transfers", liveTransfers),
-            ("timer", timer), ("timer_cancel", timerCancel),
-            ("session_new", SessionBinding.new), ("session_derive", SessionBinding.derive),
-            ("session_cookies", SessionBinding.cookies), ("session_add_cookie", SessionBinding.addCookie), ("session_save_cookies", SessionBinding.saveCookies),
-            ("send", TransferBinding.send), ("set_plain_completion", TransferBinding.setPlainCompletion), ("cancel", TransferBinding.cancel), ("crossings", crossings), ("session_counters", SessionBinding.counters),
-            ("events_done", TransferBinding.eventsDone), ("deadline", deadline), ("limits", limits), ("transfer_head", TransferBinding.transferHead),
-            ("websocket_open", WebSocketBinding.open), ("websocket_send", WebSocketBinding.send),
-            ("websocket_close", WebSocketBinding.close), ("websocket_pause", WebSocketBinding.pause),
-            ("response_timings", ResponseBinding.timings), ("response_load", ResponseBinding.load), ("response_head", ResponseBinding.head),
-            ("response_connections", ResponseBinding.connections), ("response_headers", ResponseBinding.headers),
-            ("response_trailers", ResponseBinding.trailers), ("response_field", ResponseBinding.field),
-            ("response_body", ResponseBinding.body), ("response_text", ResponseBinding.text),
-            ("response_json", ResponseBinding.json), ("response_xml", ResponseBinding.xml), ("response_protobuf", ResponseBinding.protobuf), ("response_request", ResponseBinding.request),
-            ("version", version), ("libcurl", libcurl), ("isatty", isatty), ("fd_kind", TerminalBinding.fdKind), ("read_secret", TerminalBinding.readSecret), ("response_download", ResponseBinding.download),
-            ("cache_new", CacheBinding.new), ("cache_rule", CacheBinding.rule), ("cache_stats", CacheBinding.stats),
-            ("cache_clear", CacheBinding.clear), ("cache_purge", CacheBinding.purge), ("cache_entries", CacheBinding.entries),
-            ("response_cache", ResponseBinding.cacheStatus),
-            ("sha256_file", FileBinding.sha256), ("finalize_file", FileBinding.finalize), ("file_size", FileBinding.size), ("record_file", FileBinding.record), ("lock_file", FileBinding.lockFile), ("unlock_file", FileBinding.unlockFile),
-            ("destination_problem", FileBinding.destinationProblem), ("write_private", FileBinding.writePrivate), ("make_private_dirs", DirectoryBinding.makePrivateDirs), ("net_online", NetBinding.online), ("net_watch", NetBinding.watch),
-            ("on_interrupt", InterruptBinding.onInterrupt), ("curl_preload", curlPreload), ("curl_preload_wait", curlPreloadWait), ("before_exit", beforeExit), ("is_secret_name", isSecretName), ("declare_secret_name", declareSecretName),
-            ("vu_hook", vuHook), ("vu_stop_after", vuStopAfter), ("vu_grace", vuGrace),
-            ("gzip", GzipBinding.gzip), ("gunzip", GzipBinding.gunzip),
-            ("transfer_send", TransferBinding.transferSend), ("transfer_close_send", TransferBinding.transferCloseSend),
-        ]
-        s.newTable(hash: Int32(functions.count))
-        for (name, fn) in functions {
-            s.pushFunction(fn)
-            s.setRawField(-2, name)
+        // Each concern declares its own functions (and their arguments) beside them; the table
+        // Lua sees stays one flat table (a name's prefix says its concern): a request's path
+        // looks each up once.
+        s.newTable(hash: Int32(all.count + 1))
+        for (index, f) in all.enumerated() {
+            f.push(s, index: index)
+            s.setRawField(-2, f.name)
         }
         lunet_push_hdr_open(L)   // C, not Swift: a histogram's record is one call (hdr_histogram.c)
         s.setRawField(-2, "hdr_open")
         return 1
     }
+
+    /// Every function of lunet.core, by concern (`checked` finds a function's declared arguments
+    /// by its index here).
+    static let all: [CoreFunction] = loopFunctions + processFunctions + LoadBinding.functions + SessionBinding.functions
+        + TransferBinding.functions + WebSocketBinding.functions + ResponseBinding.functions + CacheBinding.functions
+        + FileBinding.functions + DirectoryBinding.functions + NetBinding.functions + TerminalBinding.functions
+        + InterruptBinding.functions + GzipBinding.functions
+
+    /// The loop: turns, clocks, timers, deadlines, connection limits, the crossing counter.
+    static let loopFunctions: [CoreFunction] = [
+        CoreFunction("wake", wake), CoreFunction("step", step), CoreFunction("step_until", stepUntil), CoreFunction("now", now), CoreFunction("wall_time", wallTime),
+        CoreFunction("live_transfers", liveTransfers), CoreFunction("timer", timer), CoreFunction("timer_cancel", timerCancel), CoreFunction("crossings", crossings),
+        CoreFunction("deadline", deadline), CoreFunction("limits", limits),
+    ]
+
+    /// The process: versions, libcurl, terminals, the libcurl preload, exit, credential names.
+    static let processFunctions: [CoreFunction] = [
+        CoreFunction("version", version), CoreFunction("libcurl", libcurl), CoreFunction("isatty", isatty), CoreFunction("curl_preload", curlPreload),
+        CoreFunction("curl_preload_wait", curlPreloadWait), CoreFunction("before_exit", beforeExit), CoreFunction("is_secret_name", isSecretName),
+        CoreFunction("declare_secret_name", declareSecretName),
+    ]
 
     /// core.curl_preload(): start opening libcurl on another thread (lunet_curl_preload: only
     /// in the lunet program); core.curl_preload_wait(): wait for that thread (before exit).
@@ -252,23 +251,6 @@ enum CoreModule {
         s.push(before.0)
         s.push(before.1)
         return 2
-    }
-
-    /// core.vu_hook(): `lunet load`'s hook on the calling coroutine (a VU's), which raises
-    /// `cancelled` there once core.vu_stop_after's time has come, or a second Ctrl-C (vu_stop.c).
-    /// core.vu_stop_after(seconds): request that stop after `seconds` (0: now); nil: lift it all.
-    /// core.vu_grace(seconds): what a first Ctrl-C or SIGTERM leaves the VUs before their stop.
-    static let vuHook: lunet_SwiftFunction = { L in
-        lunet_vu_hook_arm(L!)   // L: the coroutine that called
-        return 0
-    }
-    static let vuStopAfter: lunet_SwiftFunction = { L in
-        if let seconds = LuaStack(L!).number(1) { lunet_vu_stop_after(seconds) } else { lunet_vu_stop_reset() }
-        return 0
-    }
-    static let vuGrace: lunet_SwiftFunction = { L in
-        lunet_vu_grace(LuaStack(L!).number(1) ?? 30)
-        return 0
     }
 
     /// core.deadline(seconds): the running coroutine (and those it creates) is stopped with a

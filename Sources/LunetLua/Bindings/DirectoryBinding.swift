@@ -8,9 +8,8 @@ enum DirectoryBinding {
     /// each made with mode 0700 (existing folders are left as they are).
     static let makePrivateDirs: lunet_SwiftFunction = { L in
         let s = LuaStack(L!)
-        guard let path = s.string(1), !path.isEmpty else {
-            return LuaErrorObject.badArgument(L!, 1, "make_private_dirs", "path expected")
-        }
+        let path = s.string(1)!   // declared: a string (functions, below)
+        guard !path.isEmpty else { return LuaErrorObject.badArgument(L!, 1, "make_private_dirs", "path: a folder's path expected, got \"\"") }
         var prefix = path.hasPrefix("/") ? "/" : ""
         for part in path.split(separator: "/") {
             prefix += part
@@ -24,4 +23,11 @@ enum DirectoryBinding {
         s.push(true)
         return 1
     }
+}
+
+extension DirectoryBinding {
+    /// lunet.core's functions for private directories (CoreModule.open gathers each concern's).
+    static let functions: [CoreFunction] = [
+        CoreFunction("make_private_dirs", makePrivateDirs, .string("path")),
+    ]
 }

@@ -9,7 +9,7 @@ enum FileBinding {
     static let sha256: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
-        guard let path = s.string(1) else { return LuaErrorObject.badArgument(L, 1, "sha256_file", "path expected") }
+        let path = s.string(1)!   // declared: a string (functions, below)
         if let digest = SHA256.file(path) {
             s.push(digest)
             return 1
@@ -25,7 +25,7 @@ enum FileBinding {
     static let finalize: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
-        guard let from = s.string(1), let to = s.string(2) else { return LuaErrorObject.badArgument(L, 1, "finalize_file", "two paths expected") }
+        let from = s.string(1)!, to = s.string(2)!
         let durable = s.bool(3)
         if durable {
             let fd = open(from, O_RDONLY | O_CLOEXEC)
@@ -55,9 +55,7 @@ enum FileBinding {
     static let record: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
-        guard let part = s.string(1), let path = s.string(2), let text = s.bytes(3) else {
-            return LuaErrorObject.badArgument(L, 1, "record_file", "two paths and a text expected")
-        }
+        let part = s.string(1)!, path = s.string(2)!, text = s.bytes(3)!
         func failed(_ what: String) -> Int32 {
             s.pushNil()
             s.push("cannot \(what): \(String(cString: strerror(errno)))")
@@ -97,7 +95,7 @@ enum FileBinding {
     static let destinationProblem: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
-        guard let path = s.string(1) else { return LuaErrorObject.badArgument(L, 1, "destination_problem", "path expected") }
+        let path = s.string(1)!
         var info = stat()
         if path.isEmpty { s.push("argument"); s.push("the destination is an empty path"); return 2 }
         if stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFDIR {
@@ -117,7 +115,7 @@ enum FileBinding {
     static let writePrivate: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
-        guard let path = s.string(1), let text = s.bytes(2) else { return LuaErrorObject.badArgument(L, 1, "write_private", "a path and a text expected") }
+        let path = s.string(1)!, text = s.bytes(2)!
         if let problem = PrivateFile.write(path, UnsafeRawBufferPointer(text)) {
             s.pushNil()
             s.push(problem.message)
@@ -135,7 +133,7 @@ enum FileBinding {
     static let lockFile: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
-        guard let path = s.string(1) else { return LuaErrorObject.badArgument(L, 1, "lock_file", "path expected") }
+        let path = s.string(1)!
         var fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         if fd < 0 { fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600) }
         guard fd >= 0 else {
@@ -159,7 +157,8 @@ enum FileBinding {
 
     static let unlockFile: lunet_SwiftFunction = { L in
         let L = L!
-        guard let fd = LuaStack(L).integer(1), fd >= 0 else { return LuaErrorObject.badArgument(L, 1, "unlock_file", "a lock expected") }
+        let fd = LuaStack(L).integer(1)!
+        guard fd >= 0 else { return LuaErrorObject.badArgument(L, 1, "unlock_file", "lock: a lock expected, got \(fd)") }
         flock(Int32(fd), LOCK_UN)
         close(Int32(fd))
         return 0
@@ -169,9 +168,23 @@ enum FileBinding {
     static let size: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
-        guard let path = s.string(1) else { return LuaErrorObject.badArgument(L, 1, "file_size", "path expected") }
+        let path = s.string(1)!
         var info = stat()
         if stat(path, &info) == 0 { s.push(Int(info.st_size)) } else { s.pushNil() }
         return 1
     }
+}
+
+extension FileBinding {
+    /// lunet.core's file functions (CoreModule.open gathers each concern's).
+    static let functions: [CoreFunction] = [
+        CoreFunction("sha256_file", sha256, .string("path")),
+        CoreFunction("finalize_file", finalize, .string("from"), .string("to"), .flag("durable")),
+        CoreFunction("file_size", size, .string("path")),
+        CoreFunction("record_file", record, .string("part"), .string("record"), .bytes("text")),
+        CoreFunction("lock_file", lockFile, .string("path")),
+        CoreFunction("unlock_file", unlockFile, .integer("lock")),
+        CoreFunction("destination_problem", destinationProblem, .string("path")),
+        CoreFunction("write_private", writePrivate, .string("path"), .bytes("text")),
+    ]
 }

@@ -8,7 +8,7 @@ import LunetLuaStack
 enum GzipBinding {
     static let gzip: lunet_SwiftFunction = { L in
         let s = LuaStack(L!)
-        guard let input = s.bytes(1) else { return LuaErrorObject.badArgument(L!, 1, "gzip", "string expected") }
+        let input = s.bytes(1)!   // declared: bytes (functions, below)
         switch Gzip.compress(input, { s.push(bytes: $0) }) {
         case .success: return 1
         case .failure(let e): return LuaErrorObject.raise(L!, e.kind, e.message)
@@ -17,11 +17,19 @@ enum GzipBinding {
 
     static let gunzip: lunet_SwiftFunction = { L in
         let s = LuaStack(L!)
-        guard let input = s.bytes(1) else { return LuaErrorObject.badArgument(L!, 1, "gunzip", "string expected") }
+        let input = s.bytes(1)!
         let max = lua_type(L, 2) == LUA_TNUMBER ? Int(lua_tointegerx(L, 2, nil)) : 64 << 20
         switch Gzip.decompress(input, max: max, { s.push(bytes: $0) }) {
         case .success: return 1
         case .failure(let e): return LuaErrorObject.raise(L!, e.kind, e.message)
         }
     }
+}
+
+extension GzipBinding {
+    /// lunet.core's functions for gzip (CoreModule.open gathers each concern's).
+    static let functions: [CoreFunction] = [
+        CoreFunction("gzip", gzip, .bytes("data")),
+        CoreFunction("gunzip", gunzip, .bytes("data"), .integer("max").optional),
+    ]
 }

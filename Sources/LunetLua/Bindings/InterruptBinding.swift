@@ -64,3 +64,10 @@ enum InterruptBinding {
         }
     }
 }
+
+extension InterruptBinding {
+    /// lunet.core's functions for Ctrl-C and SIGTERM as a callback (CoreModule.open gathers each concern's).
+    static let functions: [CoreFunction] = [
+        CoreFunction("on_interrupt", onInterrupt),
+    ]
+}

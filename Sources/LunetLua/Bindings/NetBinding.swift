@@ -14,7 +14,6 @@ enum NetBinding {
     static let watch: lunet_SwiftFunction = { L in
         let L = L!
         let s = LuaStack(L)
-        guard s.type(1) == LUA_TFUNCTION else { return LuaErrorObject.badArgument(L, 1, "net_watch", "function expected") }
         guard let socket = RouteChangeSocket() else {
             s.push(false)
             return 1
@@ -30,4 +29,12 @@ enum NetBinding {
         s.push(true)
         return 1
     }
+}
+
+extension NetBinding {
+    /// lunet.core's functions for the network's reachability (CoreModule.open gathers each concern's).
+    static let functions: [CoreFunction] = [
+        CoreFunction("net_online", online),
+        CoreFunction("net_watch", watch, .function("on_change")),
+    ]
 }

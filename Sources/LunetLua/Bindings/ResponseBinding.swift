@@ -283,3 +283,24 @@ enum ResponseBinding {
         return 1
     }
 }
+
+extension ResponseBinding {
+    /// lunet.core's functions for responses: head, headers, body and its decodings, timings, the request made (CoreModule.open gathers each concern's).
+    static let functions: [CoreFunction] = [
+        CoreFunction("response_timings", timings),
+        CoreFunction("response_load", load),
+        CoreFunction("response_head", head),
+        CoreFunction("response_connections", connections),
+        CoreFunction("response_headers", headers),
+        CoreFunction("response_trailers", trailers),
+        CoreFunction("response_field", field),
+        CoreFunction("response_body", body),
+        CoreFunction("response_text", text),
+        CoreFunction("response_json", json),
+        CoreFunction("response_xml", xml),
+        CoreFunction("response_protobuf", protobuf),
+        CoreFunction("response_request", request),
+        CoreFunction("response_download", download),
+        CoreFunction("response_cache", cacheStatus),
+    ]
+}

@@ -153,3 +153,15 @@ enum SessionBinding {
         return .success((c, cookies))
     }
 }
+
+extension SessionBinding {
+    /// lunet.core's functions for sessions: made, derived, their cookies and counters (CoreModule.open gathers each concern's).
+    static let functions: [CoreFunction] = [
+        CoreFunction("session_new", new),
+        CoreFunction("session_derive", derive),
+        CoreFunction("session_cookies", cookies),
+        CoreFunction("session_add_cookie", addCookie),
+        CoreFunction("session_save_cookies", saveCookies),
+        CoreFunction("session_counters", counters),
+    ]
+}

@@ -63,3 +63,11 @@ enum TerminalBinding {
         return 1
     }
 }
+
+extension TerminalBinding {
+    /// lunet.core's functions for terminals: descriptor kinds, a secret read without echo (CoreModule.open gathers each concern's).
+    static let functions: [CoreFunction] = [
+        CoreFunction("fd_kind", fdKind),
+        CoreFunction("read_secret", readSecret),
+    ]
+}

@@ -365,3 +365,16 @@ enum TransferBinding {
         return true
     }
 }
+
+extension TransferBinding {
+    /// lunet.core's functions for transfers: sending a request, its completion, cancelling, events, a body sent as it is given (CoreModule.open gathers each concern's).
+    static let functions: [CoreFunction] = [
+        CoreFunction("send", send),
+        CoreFunction("set_plain_completion", setPlainCompletion),
+        CoreFunction("cancel", cancel),
+        CoreFunction("events_done", eventsDone),
+        CoreFunction("transfer_head", transferHead),
+        CoreFunction("transfer_send", transferSend),
+        CoreFunction("transfer_close_send", transferCloseSend),
+    ]
+}

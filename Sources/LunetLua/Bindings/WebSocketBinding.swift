@@ -109,7 +109,7 @@ enum WebSocketBinding {
         let L = L!
         let s = LuaStack(L)
         guard let ws = connection(L) else { return 0 }   // closed: nothing to send on
-        guard let kind = s.string(2), let bytes = s.bytes(3) else { return LuaErrorObject.badArgument(L, 3, "send", "string expected") }
+        let kind = s.string(2)!, bytes = s.bytes(3)!   // declared (functions, below)
         let data = Array(UnsafeRawBufferPointer(bytes))
         LuaHost.from(L).entered(from: L) {
             switch kind {
@@ -141,4 +141,14 @@ enum WebSocketBinding {
         LuaHost.from(L).entered(from: L) { if paused { ws.pauseReading() } else { ws.resumeReading() } }
         return 0
     }
+}
+
+extension WebSocketBinding {
+    /// lunet.core's functions for WebSocket connections (CoreModule.open gathers each concern's).
+    static let functions: [CoreFunction] = [
+        CoreFunction("websocket_open", open),
+        CoreFunction("websocket_send", send, .flag("connection"), .string("kind"), .bytes("message")),
+        CoreFunction("websocket_close", close),
+        CoreFunction("websocket_pause", pause),
+    ]
 }
