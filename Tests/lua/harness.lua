@@ -72,6 +72,14 @@ end
 --- "address" or "thread" when scripts/sanitize runs the tests with a sanitized lunet, else nil.
 H.sanitizer = os.getenv("LUNET_SANITIZER")
 
+--- A memory bound on a peak RSS in KB: under a sanitizer it says nothing of lunet's memory
+--- (AddressSanitizer keeps freed memory in quarantine and maps shadow memory: 350 MB where
+--- lunet holds under 100), so it is checked on every other build only.
+function H.memory_bound(kb, limit, what)
+  if H.sanitizer then return end
+  H.truthy(kb ~= nil and kb < limit, what)
+end
+
 --- Runs a shell command; returns its exit code and output (stdout and stderr together).
 function H.run(cmd)
   local p = io.popen(cmd .. " 2>&1; echo \"__exit=$?\"")
