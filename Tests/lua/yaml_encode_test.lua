@@ -48,6 +48,11 @@ test("what has no YAML is refused with a message that names it", function()
   e = h.fails("argument", function() yaml.encode({ [1] = "a", x = "b" }) end)
   truthy(e.message:find("key must be a string", 1, true), e.message)
   h.fails("argument", function() yaml.encode_all("text") end)
+  local deep, cur = {}, nil
+  cur = deep
+  for _ = 1, 300000 do cur.a = {}; cur = cur.a end
+  e = h.fails("argument", function() yaml.encode(deep) end, "nesting past Lua's stack")
+  truthy(e.message:find("nested too deeply", 1, true), e.message)
 end)
 
 local PYTHON = os.getenv("LUNET_VENV") and os.getenv("LUNET_VENV") .. "/bin/python3"

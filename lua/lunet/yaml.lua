@@ -151,12 +151,20 @@ function M.decode_all(text, opts)
   return setmetatable(docs, schema.ARRAY)
 end
 
+-- The emitter's failure as an `argument` error of `fname`: a value nested past what Lua's stack
+-- holds (the emitter recurses once a level) is named as that, not as Lua's "stack overflow".
+local function refuse(fname, problem)
+  problem = tostring(problem)
+  if problem:find("stack overflow", 1, true) then problem = "YAML: the value is nested too deeply to write (Lua's stack ran out)" end
+  errors.raise("argument", problem .. " (" .. fname .. ")")
+end
+
 --- `value` (json's data model: tables with string keys, sequences or json.array, strings,
 --- numbers, booleans, json.null) as one YAML document (lunet/yaml/emit.lua). A table whose keys
 --- must keep their order is made with yaml.map(key, value, ...); other mappings are sorted.
 function M.encode(value)
   local ok, text = pcall(require("lunet.yaml.emit").stream, { value })
-  if not ok then errors.raise("argument", tostring(text) .. " (yaml.encode)") end
+  if not ok then refuse("yaml.encode", text) end
   return text
 end
 
@@ -164,7 +172,7 @@ end
 function M.encode_all(docs)
   if type(docs) ~= "table" then errors.argument(1, "encode_all", "table expected, got " .. type(docs)) end
   local ok, text = pcall(require("lunet.yaml.emit").stream, docs)
-  if not ok then errors.raise("argument", tostring(text) .. " (yaml.encode_all)") end
+  if not ok then refuse("yaml.encode_all", text) end
   return text
 end
 
