@@ -313,7 +313,7 @@ local function finish(run, p, c, out_file, stdout, stderr, live, elapsed, clock)
     if not closed then stderr:write("lunet load: cannot write ", c.out, ": ", tostring(cerr), "\n") end
   end
   local written = outputs.conclude({
-    failures = failures, view = view, summary_export = c.summary_export, report = c.report,
+    failures = failures, view = view, notes = live.notes, summary_export = c.summary_export, report = c.report,
     result_line = c.result_line and record or nil,
     report_model = function()
       return report_model.build({ title = c.script:match("[^/]*$"), shards = 1, started = started, ended = started + elapsed,
@@ -338,6 +338,13 @@ local function finish(run, p, c, out_file, stdout, stderr, live, elapsed, clock)
     return 99
   end
   return written and 0 or 1
+end
+
+-- --out prometheus: the live output, its series labelled with the test and the shard.
+local function start_prometheus(cfg, p, c, clock, stderr)
+  local prometheus = require "lunet.load.prometheus"
+  local testid = cfg.testid or prometheus.default_testid(p.test, c.start_at or clock.wall0)
+  return prometheus.start(cfg, p.registry, { { "testid", testid }, { "shard", tostring(c.shard_index or 0) } }, stderr)
 end
 
 -- --start-at: waits (after setup) until the wall-clock time, so that every shard starts its
@@ -365,6 +372,12 @@ function M.run(c, stdout, stderr)
     local ok, werr = true, nil
     if w[2] then ok, werr = outputs.can_write(w[2]) end
     if not ok then stderr:write("lunet load: cannot write ", w[1], " ", w[2], ": ", tostring(werr), "\n"); return 2 end
+  end
+  local prometheus_cfg
+  if c.prometheus then
+    local perr
+    prometheus_cfg, perr = require("lunet.load.prometheus").config(c.prometheus ~= true and c.prometheus or nil)
+    if not prometheus_cfg then stderr:write("lunet load: ", perr, "\n"); return 2 end
   end
   local out_file
   if c.out then
@@ -402,6 +415,7 @@ function M.run(c, stdout, stderr)
     run:stop(30)
   end)
   local main = run:start()
+  local live_out = prometheus_cfg and start_prometheus(prometheus_cfg, p, c, clock, stderr)
   local ticker = start_ticker(run, p, c, out_file, stderr, to_terminal, main, live)
   pcall(main.await, main)
   -- The ticker sleeps up to a second between ticks: the run ends with its last iteration, not
@@ -417,6 +431,8 @@ function M.run(c, stdout, stderr)
     local ok, value = run_hook(p.env.teardown, data, p.plan.teardown_timeout)
     if not ok then stderr:write("lunet load: teardown failed: ", value, "\n") end
   end
+  -- The last push after teardown: the totals in Prometheus are the summary's.
+  if live_out then live.notes = { require("lunet.load.prometheus").summary(live_out:finish()) } end
   return finish(run, p, c, out_file, stdout, stderr, live, elapsed, clock)
 end
 

@@ -15,6 +15,13 @@ int lunet_gzip(const void *in, size_t n, void **out, size_t *outlen);
 /// before more than max + 1 bytes are held (a small bomb never grows past the limit).
 int lunet_gunzip(const void *in, size_t n, size_t max, void **out, size_t *outlen);
 
+/// Snappy's block format through libsnappy (snappy.c), for Prometheus remote write. On
+/// LUNET_SNAPPY_OK, *out is a malloc'ed buffer of *outlen bytes the caller frees. Uncompressing
+/// refuses (LUNET_SNAPPY_TOO_LARGE) a block whose header says more than `max` bytes.
+enum { LUNET_SNAPPY_OK = 0, LUNET_SNAPPY_NO_LIBRARY = 1, LUNET_SNAPPY_CORRUPT = 2, LUNET_SNAPPY_TOO_LARGE = 3, LUNET_SNAPPY_NO_MEMORY = 4 };
+int lunet_snappy_compress(const void *in, size_t n, void **out, size_t *outlen);
+int lunet_snappy_uncompress(const void *in, size_t n, size_t max, void **out, size_t *outlen);
+
 /// The codings a streaming decoder is made for (decoder.c). "x-gzip" is gzip.
 enum { LUNET_CODING_GZIP = 1, LUNET_CODING_DEFLATE = 2, LUNET_CODING_BR = 3, LUNET_CODING_ZSTD = 4 };
 /// Which codings can be decoded here: bit (1 << coding) is set when its library opens.

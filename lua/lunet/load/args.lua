@@ -16,6 +16,9 @@ usage: lunet load SCRIPT.lua [options]
   --rate R                 iterations per second (constant-arrival-rate; needs --duration)
   --out json=FILE          one JSON record per second per metric and tag set, then each
                            histogram, then the run's result (what lunet load merge reads)
+  --out prometheus[=URL]   push the metrics live to Prometheus remote write (URL, or
+                           LUNET_PROMETHEUS_RW_SERVER_URL; docs/load.md). --out again for
+                           both; LUNET_OUT adds outputs as --out does, separated by spaces
   --summary-export FILE    the summary as k6's --summary-export writes it
   --report FILE.html       a report to open in a browser: charts over time, names, checks
   --shard I/N              run shard I (from 0) of N: N machines run the whole test together
@@ -35,7 +38,7 @@ local TAKES = { ["--vus"] = "vus", ["-u"] = "vus", ["--duration"] = "duration", 
 local FLAGS = { ["--help"] = "help", ["-h"] = "help", ["--quiet"] = "quiet", ["-q"] = "quiet", ["--result-line"] = "result_line" }
 
 local function words(argv)
-  return require("lunet.cli.argv").read(argv, { takes = TAKES, flags = FLAGS, help = "lunet load --help" }, usage_error,
+  return require("lunet.cli.argv").read(argv, { takes = TAKES, flags = FLAGS, lists = { out = true }, help = "lunet load --help" }, usage_error,
     function(c, a)
       if c.script then usage_error("one script only: '" .. c.script .. "' and '" .. a .. "'") end
       c.script = a
@@ -67,9 +70,30 @@ local function which_shard(c, getenv)
   c.shard_index, c.shard_count = i, n
 end
 
---- The command line: { script, vus, duration, iterations, rate, out, summary_export, report,
+-- The outputs: each --out, then each word of LUNET_OUT (where a Kubernetes Job carries one),
+-- read into c.out (json's FILE) and c.prometheus (its URL, or true: from the environment).
+local function outputs(c, getenv)
+  local list = c.out
+  c.out = nil
+  for word in (getenv("LUNET_OUT") or ""):gmatch("%S+") do list[#list + 1] = word end
+  for _, o in ipairs(list) do
+    local kind, value = o:match("^(%w+)=(.*)$")
+    kind = kind or o
+    if kind == "json" and value and value ~= "" then
+      if c.out then usage_error("--out json: one file, got '" .. c.out .. "' and '" .. value .. "'") end
+      c.out = value
+    elseif kind == "prometheus" then
+      if c.prometheus then usage_error("--out prometheus: one receiver") end
+      c.prometheus = value or true
+    else
+      usage_error("--out takes json=FILE or prometheus[=URL], got '" .. require("lunet.terminal_safe").line(o) .. "'")
+    end
+  end
+end
+
+--- The command line: { script, vus, duration, iterations, rate, out, prometheus, summary_export, report,
 --- shard_index, shard_count, start_at (epoch seconds), result_line, quiet, help }. `getenv`
---- (os.getenv by default) reads LUNET_SHARDS and JOB_COMPLETION_INDEX.
+--- (os.getenv by default) reads LUNET_SHARDS, JOB_COMPLETION_INDEX and LUNET_OUT.
 function M.parse(argv, getenv)
   local c = words(argv)
   for _, k in ipairs({ "vus", "iterations" }) do
@@ -82,11 +106,7 @@ function M.parse(argv, getenv)
     local _, err = options.duration(c.duration, "--duration")
     if err then usage_error(err) end
   end
-  if c.out then
-    local kind, file = c.out:match("^(%w+)=(.+)$")
-    if kind ~= "json" then usage_error("--out takes json=FILE, got '" .. c.out .. "'") end
-    c.out = file
-  end
+  outputs(c, getenv or os.getenv)
   if c.start_at then
     local t, err = shard.parse_time(c.start_at)
     if not t then usage_error(err) end

@@ -62,6 +62,9 @@ M.highest_equivalent = highest_equivalent
 
 local H = native.methods
 local next_slot = native.next
+--- next_slot(h, i): the next counts index after i (-1: the first) that holds a count, and the
+--- count; nil past the last.
+M.next_slot = next_slot
 
 --- A new, empty histogram.
 M.new = native.new

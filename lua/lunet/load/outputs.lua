@@ -30,7 +30,8 @@ function M.can_write(path)
 end
 
 --- Writes what `o` asks for: o.failures (a list in order: message, count, scenario,
---- traceback), o.view (lunet.load.summary's), o.summary_export, o.report (a path) with
+--- traceback), o.view (lunet.load.summary's), o.notes (lines under the summary: a live
+--- output's account), o.summary_export, o.report (a path) with
 --- o.report_model (a function making lunet.load.report_model's model), o.result_line (a
 --- record printed as the last line of standard output). Returns false when a file could not be
 --- written (each said on stderr), else true.
@@ -46,6 +47,8 @@ function M.conclude(o, stdout, stderr)
   local width = tonumber(os.getenv("COLUMNS")) or 80   -- what the shell says, when it exports it
   local histogram = M.histogram(view.registry, width)   -- numbers and bars only: never escaped
   stdout:write("\n", out_text(summary.text(view)), histogram and ("\n\n" .. histogram) or "", "\n\n")
+  for _, note in ipairs(o.notes or {}) do stdout:write("     ", out_text(note), "\n") end
+  if o.notes then stdout:write("\n") end
   stdout:flush()
   local all_written = true
   local function write(what, path, content)
