@@ -184,6 +184,36 @@ test("the Job: Indexed, N pods at once, no retry, the command, start-at now + --
   eq(pod.securityContext.runAsNonRoot, true, "not root")
 end)
 
+test("--out prometheus=URL: every pod pushes to it, the Job's name its testid, credentials from a Secret; valid manifests", function()
+  local yaml = manifests({ "--name", "checkout-run", "--out", "prometheus=http://prometheus.monitoring:9090/api/v1/write",
+                           "--out-secret", "lunet-rw", "--", "--vus", "10" })
+  local _, job = read_back(yaml)
+  local c = job.spec.template.spec.containers[1]
+  eq(c.env, { { name = "LUNET_OUT", value = "prometheus" },
+              { name = "LUNET_PROMETHEUS_RW_SERVER_URL", value = "http://prometheus.monitoring:9090/api/v1/write" },
+              { name = "LUNET_PROMETHEUS_RW_TESTID", value = "checkout-run" } }, "the output through the environment")
+  eq(c.envFrom, { { secretRef = { name = "lunet-rw" } } }, "the receiver's credentials from the Secret, never in the manifest")
+  local code, out = validate(yaml, "1.37.0")
+  eq(code, 0, out)
+  -- Without --out, no env at all; and what a pod cannot keep is refused, naming why.
+  local _, plain = read_back(manifests({}))
+  eq(plain.spec.template.spec.containers[1].env, nil, "no environment without --out")
+  local dir = new_dir()
+  local script = put(dir .. "/s.lua", "return function() end\n")
+  local function refused(extra, pattern)
+    local args = { script, "--shards", "2", "--image", "i" }
+    table.move(extra, 1, #extra, #args + 1, args)
+    local rc, stdout, err = k8s_run(args)
+    eq({ rc, stdout }, { 2, "" }, table.concat(extra, " "))
+    truthy(err:find(pattern, 1, true), err)
+  end
+  refused({ "--out", "json=r.json" }, "--out takes prometheus=URL here, got 'json=r.json' (a file written in a pod is lost with it)")
+  refused({ "--out", "prometheus=http://u:pw@p/w" }, "the URL holds credentials")
+  refused({ "--out-secret", "s" }, "--out-secret without --out prometheus=URL")
+  refused({ "--out", "prometheus=http://p/w", "--out-secret", "Bad_Name" }, "--out-secret 'Bad_Name' is not a DNS-1123 label")
+  refused({ "--", "--out", "prometheus=http://p/w" }, "give --out prometheus=URL to lunet load k8s")
+end)
+
 test("the default Job name: the script's name made a DNS label, a suffix, short enough for N", function()
   local dir = new_dir()
   local code, out = k8s_run({ put(dir .. "/My_Load.Test.lua", "return function() end"), "--shards", "2", "--image", "x" })
@@ -406,7 +436,8 @@ test("the Containerfile: Debian 12 slim, the release binary copied in, a user th
   local copy = find("COPY")[1] or ""
   truthy(copy:find("${" .. var .. "}", 1, true) and copy:match("%s/usr/local/bin/lunet$"), "the binary copied onto PATH: " .. copy)
   local install = table.concat(find("RUN"), " ")
-  truthy(install:find("libcurl4", 1, true) and install:find("ca-certificates", 1, true), "libcurl (opened with dlopen) and CA certificates installed")
+  truthy(install:find("libcurl4", 1, true) and install:find("libsnappy1v5", 1, true) and install:find("ca-certificates", 1, true),
+    "libcurl and libsnappy (opened with dlopen) and CA certificates installed")
   local users = find("USER")
   truthy(#users >= 1, "a USER")
   local user = users[#users]

@@ -21,6 +21,10 @@ usage: lunet load k8s SCRIPT.lua --shards N --image IMAGE [options] [-- LUNET LO
   --name NAME          the Job's and the ConfigMap's name (default lunet-load-SCRIPT-xxxxx)
   --cpu Q              CPU each pod asks for and is limited to (default 1)
   --memory Q           memory each pod asks for and is limited to (default 512Mi)
+  --out prometheus=URL every pod pushes its metrics live to this Prometheus remote write,
+                       labelled with the Job's name as testid and its shard
+  --out-secret NAME    a Secret whose keys become the pods' environment: the receiver's
+                       LUNET_PROMETHEUS_RW_BEARER_TOKEN, or _USERNAME and _PASSWORD
   -- ...               the rest goes to each pod's lunet load (--vus 50 --duration 5m)
 Prints the manifests on stdout: lunet load k8s ... | kubectl apply -f -
 then, when the Job is done: lunet load collect NAME [--namespace NS]]=]
@@ -50,13 +54,15 @@ M.map = map
 -- The command line -------------------------------------------------------------------------------
 
 local TAKES = { ["--shards"] = "shards", ["--image"] = "image", ["--namespace"] = "namespace", ["-n"] = "namespace",
-                ["--start-in"] = "start_in", ["--file"] = "files", ["--name"] = "name", ["--cpu"] = "cpu", ["--memory"] = "memory" }
+                ["--start-in"] = "start_in", ["--file"] = "files", ["--name"] = "name", ["--cpu"] = "cpu", ["--memory"] = "memory",
+                ["--out"] = "out", ["-o"] = "out", ["--out-secret"] = "out_secret" }
 
 -- What each pod's lunet load is given by the Job itself, or what would be lost in the pod.
 local RESERVED_EXTRA = {
   ["--shard"] = "the shard comes from JOB_COMPLETION_INDEX", ["--shards"] = "give it to lunet load k8s",
   ["--start-at"] = "use --start-in", ["--result-line"] = "the Job asks for it",
-  ["--out"] = "a file written in a pod is lost with it", ["-o"] = "a file written in a pod is lost with it",
+  ["--out"] = "give --out prometheus=URL to lunet load k8s (a file written in a pod is lost with it)",
+  ["-o"] = "give --out prometheus=URL to lunet load k8s (a file written in a pod is lost with it)",
   ["--summary-export"] = "lunet load collect --summary-export writes the merged one",
   ["--report"] = "a file written in a pod is lost with it; lunet load collect --report writes the merged one",
 }
@@ -114,6 +120,22 @@ local function default_name(key, max)
   return "lunet-load-" .. (base ~= "" and base .. "-" or "") .. table.concat(suffix)
 end
 
+-- --out prometheus=URL (the only output a pod's run can keep: it leaves the pod as it runs) and
+-- --out-secret NAME; the URL checked as lunet load checks it (no credentials in it: they
+-- would be in the manifest).
+local function check_out(c)
+  if c.out_secret then check_label(c.out_secret, "--out-secret", 253) end
+  if not c.out then
+    if c.out_secret then usage_error("--out-secret without --out prometheus=URL") end
+    return
+  end
+  local url = c.out:match("^prometheus=(.+)$")
+  if not url then usage_error("--out takes prometheus=URL here, got '%s' (a file written in a pod is lost with it)", c.out) end
+  local ok, err = require("lunet.load.prometheus").config(url, function() return nil end)
+  if not ok then usage_error("%s", err) end
+  c.prometheus_url = url
+end
+
 --- The command line checked, with its defaults; raises { usage = message } on a problem.
 function M.check(c)
   if not c.script then usage_error("which script? lunet load k8s SCRIPT.lua --shards N --image IMAGE") end
@@ -133,6 +155,7 @@ function M.check(c)
   c.cpu, c.memory = c.cpu or "1", c.memory or "512Mi"
   check_quantity(c.cpu, "--cpu", CPU_UNITS, "1, 2 or 500m")
   check_quantity(c.memory, "--memory", MEMORY_UNITS, "512Mi or 2Gi")
+  check_out(c)
   for _, a in ipairs(c.extra) do
     local name = a:match("^(%-[%w-]*)") and (a:match("^(%-%-[%w-]+)=") or a)
     if name and RESERVED_EXTRA[name] then usage_error("'%s' after --: %s", a, RESERVED_EXTRA[name]) end
@@ -218,7 +241,13 @@ local function pod_template(c, start_at)
     "workingDir", MOUNT,   -- the script opens its files by name, as beside it at home
     "resources", map("requests", resources, "limits", resources),   -- equal: Guaranteed, steady CPU
     "securityContext", map("allowPrivilegeEscalation", false, "capabilities", map("drop", { "ALL" })),
-    "volumeMounts", { map("name", "script", "mountPath", MOUNT, "readOnly", true) })
+    "volumeMounts", { map("name", "script", "mountPath", MOUNT, "readOnly", true) },
+    "env", c.prometheus_url and {
+      map("name", "LUNET_OUT", "value", "prometheus"),
+      map("name", "LUNET_PROMETHEUS_RW_SERVER_URL", "value", c.prometheus_url),
+      map("name", "LUNET_PROMETHEUS_RW_TESTID", "value", c.name),   -- one test id for every shard
+    } or nil,
+    "envFrom", c.out_secret and { map("secretRef", map("name", c.out_secret)) } or nil)
   return map("metadata", map("labels", labels(c)), "spec", map(
     "restartPolicy", "Never",   -- a failed shard is not run again late: its index fails
     "automountServiceAccountToken", false,   -- the load needs no access to the API
