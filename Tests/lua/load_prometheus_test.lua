@@ -103,8 +103,9 @@ test("the push at the end: a run shorter than the interval lands its totals", fu
 end)
 
 -- A Prometheus of this file's own, on `port` (a free one when nil) with its data in `dir`;
--- `web` is a --web.config.file's text (basic auth). Returns { url, port, dir, stop }.
-local function own_prometheus(port, dir, web)
+-- `web` is a --web.config.file's text (basic auth, TLS: then `tls` is true and the URL is
+-- https://localhost). Returns { url, port, dir, stop }.
+local function own_prometheus(port, dir, web, tls)
   if not port then
     local _, p = h.run([[python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])']])
     port = tonumber(p:match("%d+"))
@@ -122,10 +123,11 @@ local function own_prometheus(port, dir, web)
   end
   local start = string.format("cd %s && { setsid prometheus --config.file=prometheus.yml --storage.tsdb.path=data --web.listen-address=127.0.0.1:%d --web.enable-remote-write-receiver%s </dev/null >>prometheus.log 2>&1 & echo $! > pid; }",
     q(dir), port, web_flag)
-  local p = { url = "http://127.0.0.1:" .. port, port = port, dir = dir, start_command = start }
+  local p = { url = (tls and "https://localhost:" or "http://127.0.0.1:") .. port, port = port, dir = dir, start_command = start }
   function p.stop() os.execute("kill -KILL $(cat " .. q(dir .. "/pid") .. ") 2>/dev/null; sleep 0.2") end
   h.run(start)
-  local auth_session = http.session(web and { auth = { basic = { "lunet", "s3cret" } } } or {})
+  local auth_session = http.session(tls and { ca_file = h.env("LUNET_TEST_CA") }
+    or web and { auth = { basic = { "lunet", "s3cret" } } } or {})
   for _ = 1, 100 do
     local ok, r = pcall(auth_session.get, auth_session, p.url .. "/-/ready", { timeout = 1 })
     if ok and r.status == 200 then return p end
@@ -173,6 +175,23 @@ test("a receiver that answers 401: one message naming it, the credentials never 
   truthy(not out:find("s3cret", 1, true), "the password is never printed")
   local reqs = tonumber(out:match("http_reqs%.*: (%d+)"))
   eq(scalar(p.url, 'sum(lunet_http_reqs_total{testid="' .. testid .. '"})', http.session({ auth = { basic = { "lunet", "s3cret" } } })), reqs)
+  p.stop()
+end)
+
+test("an https receiver: verified with LUNET_PROMETHEUS_RW_CA_FILE; without it the certificate problem is said, nothing sent", function()
+  local tls_dir = h.env("LUNET_TEST_SERVERS") .. "/tls"
+  local p = own_prometheus(nil, nil, string.format("tls_server_config:\n  cert_file: %s/server.pem\n  key_file: %s/server.key\n", tls_dir, tls_dir), true)
+  h.cleanup(after_all, p.stop)
+  local testid = new_testid("tls")
+  local code, out = h.run(string.format("LUNET_PROMETHEUS_RW_TESTID=%s LUNET_PROMETHEUS_RW_CA_FILE=%s %s load %s --vus 1 --duration 1s --out prometheus=%s",
+    q(testid), q(h.env("LUNET_TEST_CA")), q(LUNET), q(SCRIPT), q(p.url .. "/api/v1/write")))
+  eq(code, 0, out)
+  local reqs = tonumber(out:match("http_reqs%.*: (%d+)"))
+  eq(scalar(p.url, 'sum(lunet_http_reqs_total{testid="' .. testid .. '"})', http.session({ ca_file = h.env("LUNET_TEST_CA") })), reqs)
+  code, out = h.run(string.format("LUNET_PROMETHEUS_RW_FLUSH_TIMEOUT=1s %s load %s --vus 1 --duration 1s --out prometheus=%s",
+    q(LUNET), q(SCRIPT), q(p.url .. "/api/v1/write")))
+  eq(code, 0, out)
+  truthy(out:find("0 pushes sent", 1, true) and out:find("failed, the last: [^\n]*certificate"), out)
   p.stop()
 end)
 
