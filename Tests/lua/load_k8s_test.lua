@@ -182,6 +182,8 @@ test("the Job: Indexed, N pods at once, no retry, the command, start-at now + --
   eq(c.workingDir, "/lunet/script", "the script's files beside it")
   eq(pod.volumes, { { name = "script", configMap = { name = "checkout-run", defaultMode = 292 } } }, "the ConfigMap as the volume")
   eq(pod.securityContext.runAsNonRoot, true, "not root")
+  eq(c.securityContext, { allowPrivilegeEscalation = false, capabilities = { drop = { "ALL" } }, readOnlyRootFilesystem = true },
+     "no privilege escalation, no capabilities, a read-only root file system (scripts/test-image runs the image so)")
 end)
 
 test("--out prometheus=URL: every pod pushes to it, the Job's name its testid, credentials from a Secret; valid manifests", function()
@@ -429,8 +431,9 @@ test("the Containerfile: Debian 12 slim, the release binary copied in, a user th
     end
     return found
   end
-  eq(find("FROM"), { "debian:12-slim" }, "one stage, from Debian 12 slim")
-  local arg = find("ARG")[1] or ""
+  eq(find("FROM"), { "${BASE}" }, "one stage, from the BASE argument")
+  eq(find("ARG")[1], "BASE=debian:12-slim", "Debian 12 slim unless scripts/build-image gives its own Debian 12 base")
+  local arg = find("ARG")[2] or ""
   local var, default = arg:match("^([%w_]+)=(%S+)$")
   eq(default, ".build/release/lunet", "the binary's path is a build argument, scripts/build-release's by default")
   local copy = find("COPY")[1] or ""

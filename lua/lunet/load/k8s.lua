@@ -240,7 +240,11 @@ local function pod_template(c, start_at)
     "name", "lunet", "image", c.image, "command", command(c, start_at),
     "workingDir", MOUNT,   -- the script opens its files by name, as beside it at home
     "resources", map("requests", resources, "limits", resources),   -- equal: Guaranteed, steady CPU
-    "securityContext", map("allowPrivilegeEscalation", false, "capabilities", map("drop", { "ALL" })),
+    -- lunet load writes nothing in the pod (its results leave on stdout, --out prometheus over
+    -- the network): the root file system read-only, and no writable volume (scripts/test-image
+    -- runs the image so, with no tmpfs either).
+    "securityContext", map("allowPrivilegeEscalation", false, "capabilities", map("drop", { "ALL" }),
+                           "readOnlyRootFilesystem", true),
     "volumeMounts", { map("name", "script", "mountPath", MOUNT, "readOnly", true) },
     "env", c.prometheus_url and {
       map("name", "LUNET_OUT", "value", "prometheus"),
