@@ -9,6 +9,7 @@ struct Invocation: Equatable {
         case load([String])          // lunet load script.lua [options]
         case api([String])           // lunet api SPEC [OPERATION [ITEM ...]]
         case grpc([String])          // lunet grpc HOST:PORT list|describe|SERVICE/METHOD
+        case importer([String])      // lunet import curl COMMAND
         case request([String])       // lunet [METHOD] URL [ITEM ...]: the one-shot command line
         case help
         case version
@@ -52,6 +53,7 @@ struct Invocation: Equatable {
         case "load": return .load(rest)
         case "api" where !fileExists("api"): return .api(rest)
         case "grpc" where !fileExists("grpc"): return .grpc(rest)
+        case "import" where !fileExists("import"): return .importer(rest)
         default: return nil
         }
     }
@@ -263,6 +265,7 @@ struct Invocation: Equatable {
       lunet load script.lua    run a load test (see lunet load --help, docs/load.md)
       lunet api SPEC [OP ...]  an API's operations from its OpenAPI document (docs/openapi.md)
       lunet grpc HOST:PORT ... gRPC as grpcurl: list, describe, call (docs/grpc.md)
+      lunet import curl 'curl ...'  a curl command line as a lunet script (docs/import.md)
       lunet --version          print the versions of lunet, Lua and libcurl
       lunet --help             this text
 

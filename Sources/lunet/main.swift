@@ -87,6 +87,7 @@ func runSubcommand(_ arguments: [String], name: String, module: String) -> Never
 if case .load(let arguments) = invocation.mode { runSubcommand(arguments, name: "load", module: "lunet.load") }
 if case .api(let arguments) = invocation.mode { runSubcommand(arguments, name: "api", module: "lunet.openapi.cli") }
 if case .grpc(let arguments) = invocation.mode { runSubcommand(arguments, name: "grpc", module: "lunet.grpc.cli") }
+if case .importer(let arguments) = invocation.mode { runSubcommand(arguments, name: "import", module: "lunet.import") }
 if case .request(let arguments) = invocation.mode {
     // The one-shot command line (lua/lunet/cli/main.lua) returns the exit status.
     host.setScriptArguments(interpreter: [processArguments[0]], script: "", arguments: arguments)

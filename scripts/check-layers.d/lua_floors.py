@@ -23,6 +23,7 @@ FLOORS = [
     (2, r"lunet\.load(\.(args|collect|k8s|merge))?"),
     (2, r"lunet\.testing(\..*)?"),
     (2, r"lunet\.(repl|repl_replay|help)"),
+    (2, r"lunet\.import(\..*)?"),
     # Features: what a script asks for by name, built on the core.
     (1, r"lunet\.auth(\..*)?"),
     (1, r"lunet\.session_store"),

@@ -1,0 +1,65 @@
+--- `lunet import curl [COMMAND|-] [-o FILE]`: brings a request written for another tool into
+--- lunet (docs/import.md). The curl command line comes as one argument, as the words after
+--- `curl`, or on standard input ("Copy as cURL" pasted into a heredoc); the script goes to
+--- standard output or, whole or not at all, to FILE. main(args) returns the exit status: 0, or 2
+--- with the problem named (its place for a quote left open) and nothing written.
+local M = {}
+
+M.usage = [[
+usage: lunet import curl 'curl ...' [-o FILE]     a curl command line as a lunet script
+       lunet import curl -o FILE < command.sh    ... read from standard input
+  -o FILE, --output FILE   write the script to FILE (whole, or not at all) instead of stdout
+What lunet cannot carry over is named in NOTE lines at the script's top (docs/import.md).]]
+
+function M.main(args, stdout, stderr)
+  stdout, stderr = stdout or io.stdout, stderr or io.stderr
+  local function usage_error(message)
+    stderr:write("lunet import: ", message, "\n")
+    return 2
+  end
+  if args[1] == "--help" or args[1] == "-h" then stdout:write(M.usage, "\n") return 0 end
+  if args[1] ~= "curl" then
+    return usage_error(args[1] and ("imports from 'curl', not '" .. require("lunet.terminal_safe").line(args[1]) .. "'") or "import what? lunet import curl 'curl ...'")
+  end
+  local words, out = {}, nil
+  local i = 2
+  while i <= #args do
+    if (args[i] == "-o" or args[i] == "--output") and words[1] ~= "curl" then
+      out = args[i + 1]
+      if not out then return usage_error("-o needs a file") end
+      i = i + 2
+    else
+      words[#words + 1] = args[i]
+      i = i + 1
+    end
+  end
+  local split = require "lunet.import.shell_words"
+  local curl = require "lunet.import.curl"
+  local ok, result = pcall(function()
+    local list, notes
+    if #words == 0 or (#words == 1 and words[1] == "-") then
+      list, notes = split.split(io.stdin:read("a") or "")
+    elseif #words == 1 then
+      list, notes = split.split(words[1])
+    else
+      list, notes = words, {}
+    end
+    if list[1] ~= "curl" then error({ import = "not a curl command line: it starts with '" .. tostring(list[1]) .. "', not 'curl'" }, 0) end
+    local r = curl.parse(list)
+    for _, n in ipairs(notes) do table.insert(r.notes, 1, n) end
+    return curl.script(r)
+  end)
+  if not ok then
+    if type(result) == "table" and result.import then return usage_error(result.import) end
+    error(result, 0)
+  end
+  if out then
+    local written, err = require("lunet.whole_file").write(out, result)
+    if not written then stderr:write("lunet import: cannot write ", out, ": ", tostring(err), "\n") return 1 end
+  else
+    stdout:write(result)
+  end
+  return 0
+end
+
+return M

@@ -1,0 +1,221 @@
+--- `lunet import curl`: a curl command line as the request it sends (docs/import.md). Reads the
+--- options browsers' "Copy as cURL" and API docs use; an option lunet cannot carry over is named
+--- in the notes, never dropped without a word. Pure: words in (lunet.import.shell_words), a
+--- request description out, and that description as a lunet script.
+local M = {}
+
+-- Options with a value: long and short names -> the field they set.
+local VALUE = {
+  ["-X"] = "method", ["--request"] = "method", ["--url"] = "url", ["-H"] = "header", ["--header"] = "header",
+  ["-d"] = "data", ["--data"] = "data", ["--data-ascii"] = "data", ["--data-raw"] = "data_raw",
+  ["--data-binary"] = "data_binary", ["--data-urlencode"] = "data_urlencode", ["--json"] = "json",
+  ["-F"] = "form", ["--form"] = "form", ["--form-string"] = "form",
+  ["-u"] = "user", ["--user"] = "user", ["-A"] = "user_agent", ["--user-agent"] = "user_agent",
+  ["-e"] = "referer", ["--referer"] = "referer", ["-b"] = "cookie", ["--cookie"] = "cookie",
+  ["--oauth2-bearer"] = "bearer", ["--cacert"] = "ca_file", ["-E"] = "cert", ["--cert"] = "cert", ["--key"] = "cert_key",
+  ["-m"] = "timeout", ["--max-time"] = "timeout", ["--connect-timeout"] = "connect_timeout",
+  ["-x"] = "proxy", ["--proxy"] = "proxy", ["--max-redirs"] = "max_redirects",
+  ["-o"] = "output", ["--output"] = "output", ["-c"] = "cookie_jar", ["--cookie-jar"] = "cookie_jar",
+}
+-- Flags -> the field set true.
+local FLAG = {
+  ["-G"] = "get", ["--get"] = "get", ["-I"] = "head", ["--head"] = "head", ["-k"] = "insecure", ["--insecure"] = "insecure",
+  ["-L"] = "location", ["--location"] = "location", ["--compressed"] = "compressed", ["--digest"] = "digest",
+  ["--basic"] = "basic", ["--http1.1"] = "http11", ["--http2"] = "http2", ["--http3"] = "http3",
+  ["--http2-prior-knowledge"] = "http2_prior",
+  -- curl's own display: nothing of the request
+  ["-s"] = "display", ["--silent"] = "display", ["-S"] = "display", ["--show-error"] = "display",
+  ["--no-progress-meter"] = "display", ["-#"] = "display", ["--progress-bar"] = "display", ["-g"] = "display", ["--globoff"] = "display",
+  ["-v"] = "shown", ["--verbose"] = "shown", ["-i"] = "shown", ["--include"] = "shown", ["-f"] = "shown", ["--fail"] = "shown",
+  ["-N"] = "display", ["--no-buffer"] = "display",
+}
+
+local function fail(message) error({ import = message }, 0) end
+
+--- The request a curl command line's words describe (the first word may be "curl"):
+--- { method, url, headers = { { name, value }, ... }, body, content_type, auth, insecure, follow,
+--- decompress, timeout, connect_timeout, proxy, ca_file, cert, cert_key, cookies, http_version,
+--- max_redirects, notes = { ... } }.
+function M.parse(words)
+  local o = { header = {}, data = {}, notes = {} }
+  local function note(fmt, ...) o.notes[#o.notes + 1] = string.format(fmt, ...) end
+  local i = (words[1] == "curl") and 2 or 1
+  local function take(field, value, name)
+    if field == "header" then o.header[#o.header + 1] = value
+    elseif field == "data" or field == "data_raw" or field == "data_binary" or field == "data_urlencode" or field == "json" then
+      o.data[#o.data + 1] = { kind = field, value = value, option = name }
+    elseif field == "form" then note("%s %s: multipart forms are not imported yet (the request would go without it)", name, value)
+      o.unsupported = true
+    elseif field == "output" then note("%s %s: the response is the script's (r.body); write it with io.open", name, value)
+    elseif field == "cookie_jar" then note("%s %s: cookies are kept in memory for the run (a session's cookies = FILE writes them)", name, value)
+    else o[field] = value end
+  end
+  while i <= #words do
+    local w = words[i]
+    if w:sub(1, 2) == "--" then
+      if VALUE[w] then
+        i = i + 1
+        if words[i] == nil then fail("option '" .. w .. "' needs a value") end
+        take(VALUE[w], words[i], w)
+      elseif FLAG[w] then o[FLAG[w]] = w
+      else note("%s: not a curl option lunet carries over; left out", w) end
+    elseif w:sub(1, 1) == "-" and #w > 1 then
+      local j = 2
+      while j <= #w do
+        local name = "-" .. w:sub(j, j)
+        if VALUE[name] then
+          local v = w:sub(j + 1)
+          if v == "" then i = i + 1; v = words[i]; if v == nil then fail("option '" .. name .. "' needs a value") end end
+          take(VALUE[name], v, name)
+          break
+        elseif FLAG[name] then o[FLAG[name]] = name
+        else note("%s: not a curl option lunet carries over; left out", name) end
+        j = j + 1
+      end
+    else
+      if o.url then note("%s: a second URL; only the first is imported", w) else o.url = w end
+    end
+    i = i + 1
+  end
+  if not o.url then fail("no URL in the curl command line") end
+  return M.request(o, note)
+end
+
+-- application/x-www-form-urlencoded's encoding of one value, as curl's --data-urlencode does it:
+-- unreserved bytes kept, a space as +, every other byte %XX.
+local function urlencode(s)
+  return (s:gsub("[^%w%-%._~]", function(c) return c == " " and "+" or string.format("%%%02X", c:byte()) end))
+end
+
+-- Reads the parsed options into the request.
+function M.request(o, note)
+  local r = { url = o.url, headers = {}, notes = o.notes }
+  if not r.url:match("^%a[%w+.-]*://") then r.url = "http://" .. r.url end   -- curl's default scheme
+  for _, h in ipairs(o.header) do
+    local name, value = h:match("^([^:;]+):%s*(.*)$")
+    if name and value == "" then note("-H '%s': a header curl would remove; lunet sends its own or none", h)
+    elseif name then r.headers[#r.headers + 1] = { name, value }
+    else
+      local empty = h:match("^([^:;]+);$")
+      if empty then r.headers[#r.headers + 1] = { empty, "" } else note("-H '%s': not a header; left out", h) end
+    end
+  end
+  local function has(name)
+    for _, h in ipairs(r.headers) do if h[1]:lower() == name:lower() then return true end end
+  end
+  if o.user_agent then r.headers[#r.headers + 1] = { "User-Agent", o.user_agent } end
+  if o.referer then r.headers[#r.headers + 1] = { "Referer", o.referer } end
+  if o.cookie then
+    if o.cookie:find("=", 1, true) then r.headers[#r.headers + 1] = { "Cookie", o.cookie }
+    else r.cookies = o.cookie end
+  end
+  -- The body: -d pieces joined by &, --json pieces joined as they are.
+  local pieces, json = {}, false
+  for _, d in ipairs(o.data) do
+    local v = d.value
+    if (d.kind == "data" or d.kind == "data_binary" or d.kind == "json") and v:sub(1, 1) == "@" then
+      note("%s %s: the body is read from a file; the imported request sends the file's name instead: replace it", d.option, v)
+    end
+    if d.kind == "data_urlencode" then
+      local name, content = v:match("^([^=]*)=(.*)$")
+      if name then v = (name ~= "" and name .. "=" or "") .. urlencode(content)
+      elseif v:find("@", 1, true) then note("%s %s: read from a file; left as written", d.option, v)
+      else v = urlencode(v) end
+    end
+    if d.kind == "json" then json = true end
+    pieces[#pieces + 1] = v
+  end
+  if #pieces > 0 then
+    local body = table.concat(pieces, json and "" or "&")
+    if o.get then
+      r.url = r.url .. (r.url:find("?", 1, true) and "&" or "?") .. body
+    else
+      r.body = body
+      if not has("Content-Type") then r.content_type = json and "application/json" or "application/x-www-form-urlencoded" end
+      if json and not has("Accept") then r.headers[#r.headers + 1] = { "Accept", "application/json" } end
+    end
+  end
+  r.method = o.method or (o.head and "HEAD") or ((r.body and not o.get) and "POST") or "GET"
+  if o.user then
+    local user, password = o.user:match("^([^:]*):(.*)$")
+    if not user then note("-u %s: curl would ask for the password; the import sends none", o.user); user, password = o.user, "" end
+    r.auth = o.digest and { digest = { user, password } } or { basic = { user, password } }
+  end
+  if o.bearer then r.auth = { bearer = o.bearer } end
+  r.insecure = o.insecure and true or nil
+  r.follow = o.location and true or false   -- curl follows no redirect without -L
+  r.max_redirects = o.max_redirects and tonumber(o.max_redirects) or nil
+  r.decompress = o.compressed and true or false   -- without --compressed curl asks for no coding
+  r.timeout = o.timeout and tonumber(o.timeout) or nil
+  r.connect_timeout = o.connect_timeout and tonumber(o.connect_timeout) or nil
+  r.proxy, r.ca_file = o.proxy, o.ca_file
+  if o.cert then
+    local file, pass = o.cert:match("^(.-):([^/]*)$")
+    r.cert, r.cert_password = file or o.cert, pass
+  end
+  r.cert_key = o.cert_key
+  r.http_version = (o.http11 and "1.1") or (o.http2_prior and "2-prior-knowledge") or (o.http3 and "3") or (o.http2 and "2") or nil
+  if o.shown then note("%s: what curl prints; the script prints r.status and r.body (lunet -v shows the heads)", o.shown) end
+  return r
+end
+
+local ORDER = { "method", "url", "headers", "body", "content_type", "insecure", "ca_file", "cert",
+                "cert_key", "cert_password", "proxy", "follow", "max_redirects", "decompress", "timeout", "connect_timeout", "http_version" }
+
+-- A Lua literal of v (strings with %q: every byte round-trips).
+local function literal(v, indent)
+  if type(v) == "string" then return (string.format("%q", v):gsub("\\\n", "\\n")) end
+  if type(v) ~= "table" then return tostring(v) end
+  local parts = {}
+  if #v > 0 then
+    for _, x in ipairs(v) do parts[#parts + 1] = literal(x, indent) end
+    return "{ " .. table.concat(parts, ", ") .. " }"
+  end
+  local keys = {}
+  for k in pairs(v) do keys[#keys + 1] = k end
+  table.sort(keys)
+  for _, k in ipairs(keys) do parts[#parts + 1] = k .. " = " .. literal(v[k], indent) end
+  return "{ " .. table.concat(parts, ", ") .. " }"
+end
+
+--- The request as a lunet script that sends it and prints the status and the body.
+function M.script(r)
+  local lines = { "-- Imported from a curl command line by `lunet import curl`." }
+  for _, n in ipairs(r.notes) do lines[#lines + 1] = "-- NOTE: " .. n:gsub("\n", " ") end
+  if r.auth or r.cookies then
+    local parts = {}
+    for _, k in ipairs({ "auth", "cookies" }) do
+      if r[k] ~= nil then parts[#parts + 1] = k .. " = " .. literal(r[k]) end
+    end
+    lines[#lines + 1] = "local session = http.session{ " .. table.concat(parts, ", ") .. " }"
+    lines[#lines + 1] = "local r = session:request{"
+  else
+    lines[#lines + 1] = "local r = http.request{"
+  end
+  for _, k in ipairs(ORDER) do
+    local v = r[k]
+    if k == "headers" then
+      if #v > 0 then
+        lines[#lines + 1] = "  headers = {"
+        local by_name, names = {}, {}
+        for _, h in ipairs(v) do
+          if not by_name[h[1]] then by_name[h[1]] = {}; names[#names + 1] = h[1] end
+          table.insert(by_name[h[1]], h[2])
+        end
+        for _, name in ipairs(names) do
+          local values = by_name[name]
+          lines[#lines + 1] = string.format("    [%s] = %s,", literal(name), #values == 1 and literal(values[1]) or literal(values))
+        end
+        lines[#lines + 1] = "  },"
+      end
+    elseif v ~= nil then
+      lines[#lines + 1] = string.format("  %s = %s,", k, literal(v))
+    end
+  end
+  lines[#lines + 1] = "}"
+  lines[#lines + 1] = "print(r.status)"
+  lines[#lines + 1] = "io.write(r.body)"
+  return table.concat(lines, "\n") .. "\n"
+end
+
+return M
