@@ -15,6 +15,7 @@ let processArguments: [String] = {
     guard let argv = lunet_launch_arguments(&count) else { return [] }
     return (0..<Int(count)).map { i in argv[i].map { String(cString: $0) } ?? "" }
 }()
+SanitizerArgv.record(processArguments)
 signal(SIGPIPE, SIG_IGN)
 // A file-size limit (ulimit -f) must fail the write with EFBIG, which downloads report as kind
 // "io", instead of killing the process.

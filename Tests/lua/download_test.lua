@@ -185,7 +185,7 @@ end)
 -- ThreadSanitizer's runtime backs part of its shadow memory with a file it creates at start-up
 -- (/tmp/tsan.rodata.PID); under `ulimit -f 256` that file cannot grow, and the process dies of
 -- SIGBUS before it runs any Lua. ulimit is how this test fills the disk, so not under TSan.
-local full_disk = { skip = h.sanitizer == "thread" and "ThreadSanitizer's runtime cannot start under ulimit -f" or nil }
+local full_disk = h.under_file_size_limit
 test("a full disk fails with kind io and leaves nothing under the final name", full_disk, function()
   local dest = work .. "/full.bin"
   local script = work .. "/full.lua"

@@ -72,6 +72,19 @@ end
 --- "address" or "thread" when scripts/sanitize runs the tests with a sanitized lunet, else nil.
 H.sanitizer = os.getenv("LUNET_SANITIZER")
 
+--- Options for a test that runs lunet under a file-size limit (ulimit -f): skipped under
+--- ThreadSanitizer, whose runtime writes a file of its own at start (/tmp/tsan.rodata.PID, the
+--- shadow of read-only data, mapped from it): under the limit that file stays short, and the
+--- first read of the mapping past its end is a SIGBUS inside the runtime ("BUS on unknown
+--- address"), before any lunet code runs.
+H.under_file_size_limit = { skip = H.sanitizer == "thread" and "ThreadSanitizer's runtime cannot start under ulimit -f (its rodata shadow file)" or nil }
+
+--- A time bound in seconds: under a sanitizer (2-15x slower) it says nothing of lunet's speed.
+function H.time_bound(seconds, limit, what)
+  if H.sanitizer then return end
+  H.truthy(seconds ~= nil and seconds <= limit, what)
+end
+
 --- A memory bound on a peak RSS in KB: under a sanitizer it says nothing of lunet's memory
 --- (AddressSanitizer keeps freed memory in quarantine and maps shadow memory: 350 MB where
 --- lunet holds under 100), so it is checked on every other build only.

@@ -30,7 +30,7 @@ options = { iterations = 60000, vus = 4 }
 return function(vu) error("failure " .. vu.iteration .. "-" .. vu.id .. string.rep("x", 20000), 0) end]],
     "--out json=" .. q(stream))
   eq(code, 0, err)
-  truthy(secs <= 20, "bounded in time: " .. secs .. " s")
+  h.time_bound(secs, 20, "bounded in time: " .. secs .. " s")
   h.memory_bound(kib, 120 * 1024, "bounded in memory: " .. kib .. " KiB")
   local last
   for line in io.lines(stream) do last = line end
@@ -51,7 +51,7 @@ options = { scenarios = { ids = { executor = "shared-iterations", vus = 32, iter
 return function(vu) vu.session:get(%q, { tags = { name = "small", id = vu.iteration .. "-" .. vu.id } }) end]], NGINX .. "/small.txt"),
     "--out json=" .. q(stream))
   eq(code, 0, err)
-  truthy(secs <= 60, "bounded in time: " .. secs .. " s")
+  h.time_bound(secs, 60, "bounded in time: " .. secs .. " s")
   local sets, other = {}, 0
   for line in io.lines(stream) do
     local e = json.decode(line)
@@ -120,7 +120,7 @@ test("merge reads a huge last line in linear time: 48 MiB without a line end is 
   local code, _, err, secs = merge({ file })
   eq(code, 2, err)
   truthy(err:find("truncated or corrupt", 1, true), err)
-  truthy(secs <= 8, "bounded in time: " .. secs .. " s")
+  h.time_bound(secs, 8, "bounded in time: " .. secs .. " s")
   os.remove(file)
 end)
 
@@ -153,7 +153,7 @@ return function(vu)
   c:add(1, tags)
 end]], "--summary-export " .. q(export))
   eq(code, 0, err)
-  truthy(secs <= 30, "bounded in time: " .. secs .. " s")
+  h.time_bound(secs, 30, "bounded in time: " .. secs .. " s")
   h.memory_bound(kib, 60 * 1024, "bounded in memory: " .. kib .. " KiB")
   truthy(err:find("per_user", 1, true) and err:find("10000 tag sets", 1, true), "said once, naming the metric:\n" .. err)
   eq(json.decode(h.read_file(export)).metrics.per_user_count.count, 120000, "every sample in the metric's total")
@@ -168,7 +168,7 @@ return function(vu)
   check(vu.iteration, { ["item " .. vu.iteration .. "-" .. vu.id .. " ok"] = function() return true end }, { user = vu.iteration .. "-" .. vu.id })
 end]], "--summary-export " .. q(export))
   eq(code, 0, err)
-  truthy(secs <= 30, "bounded in time: " .. secs .. " s")
+  h.time_bound(secs, 30, "bounded in time: " .. secs .. " s")
   h.memory_bound(kib, 60 * 1024, "bounded in memory: " .. kib .. " KiB")
   truthy(err:find("1000 check names", 1, true), "said once:\n" .. err)
   local _, lines = out:gsub("item %d+%-%d+ ok", "")

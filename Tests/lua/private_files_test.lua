@@ -59,7 +59,7 @@ test("an existing jar rewritten stays 0600 even if it was not before", function(
 end)
 
 -- ThreadSanitizer's runtime cannot start under ulimit -f (download_test.lua says why).
-local full_disk = { skip = h.sanitizer == "thread" and "ThreadSanitizer's runtime cannot start under ulimit -f" or nil }
+local full_disk = h.under_file_size_limit
 
 test("save_cookies on a full disk (ulimit -f) raises kind io naming the file; the old jar is intact", full_disk, function()
   local jar = work .. "/full.txt"
