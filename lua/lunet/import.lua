@@ -6,9 +6,12 @@
 local M = {}
 
 M.usage = [[
-usage: lunet import curl 'curl ...' [-o FILE]     a curl command line as a lunet script
-       lunet import curl -o FILE < command.sh    ... read from standard input
-  -o FILE, --output FILE   write the script to FILE (whole, or not at all) instead of stdout
+usage: lunet import curl 'curl ...' [--to script|test|cli] [-o FILE]
+                                     a curl command line as a lunet script (or a test, or a
+                                     lunet one-shot command line)
+       lunet import curl [-o FILE] < command.sh    ... read from standard input
+  --to script|test|cli     what to write (default script: sends it, prints status and body)
+  -o FILE, --output FILE   write to FILE (whole, or not at all) instead of stdout
 What lunet cannot carry over is named in NOTE lines at the script's top (docs/import.md).]]
 
 function M.main(args, stdout, stderr)
@@ -21,17 +24,22 @@ function M.main(args, stdout, stderr)
   if args[1] ~= "curl" then
     return usage_error(args[1] and ("imports from 'curl', not '" .. require("lunet.terminal_safe").line(args[1]) .. "'") or "import what? lunet import curl 'curl ...'")
   end
-  local words, out = {}, nil
+  local words, out, to = {}, nil, "script"
   local i = 2
   while i <= #args do
-    if (args[i] == "-o" or args[i] == "--output") and words[1] ~= "curl" then
-      out = args[i + 1]
-      if not out then return usage_error("-o needs a file") end
+    if (args[i] == "-o" or args[i] == "--output" or args[i] == "--to") and words[1] ~= "curl" then
+      local v = args[i + 1]
+      if not v then return usage_error(args[i] .. " needs a value") end
+      if args[i] == "--to" then to = v else out = v end
       i = i + 2
     else
       words[#words + 1] = args[i]
       i = i + 1
     end
+  end
+  local render = require "lunet.import.render"
+  if to ~= "script" and to ~= "test" and to ~= "cli" then
+    return usage_error("--to takes script, test or cli, got '" .. require("lunet.terminal_safe").line(to) .. "'")
   end
   local split = require "lunet.import.shell_words"
   local curl = require "lunet.import.curl"
@@ -47,7 +55,7 @@ function M.main(args, stdout, stderr)
     if list[1] ~= "curl" then error({ import = "not a curl command line: it starts with '" .. tostring(list[1]) .. "', not 'curl'" }, 0) end
     local r = curl.parse(list)
     for _, n in ipairs(notes) do table.insert(r.notes, 1, n) end
-    return curl.script(r)
+    return render[to](r, "a curl command line")
   end)
   if not ok then
     if type(result) == "table" and result.import then return usage_error(result.import) end

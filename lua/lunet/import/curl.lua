@@ -1,7 +1,7 @@
 --- `lunet import curl`: a curl command line as the request it sends (docs/import.md). Reads the
 --- options browsers' "Copy as cURL" and API docs use; an option lunet cannot carry over is named
 --- in the notes, never dropped without a word. Pure: words in (lunet.import.shell_words), a
---- request description out, and that description as a lunet script.
+--- request description out (lunet.import.render writes it as a script, a test or a command line).
 local M = {}
 
 -- Options with a value: long and short names -> the field they set.
@@ -44,8 +44,7 @@ function M.parse(words)
     if field == "header" then o.header[#o.header + 1] = value
     elseif field == "data" or field == "data_raw" or field == "data_binary" or field == "data_urlencode" or field == "json" then
       o.data[#o.data + 1] = { kind = field, value = value, option = name }
-    elseif field == "form" then note("%s %s: multipart forms are not imported yet (the request would go without it)", name, value)
-      o.unsupported = true
+    elseif field == "form" then o.form = o.form or {}; o.form[#o.form + 1] = { value = value, option = name }
     elseif field == "output" then note("%s %s: the response is the script's (r.body); write it with io.open", name, value)
     elseif field == "cookie_jar" then note("%s %s: cookies are kept in memory for the run (a session's cookies = FILE writes them)", name, value)
     else o[field] = value end
@@ -85,6 +84,31 @@ end
 -- unreserved bytes kept, a space as +, every other byte %XX.
 local function urlencode(s)
   return (s:gsub("[^%w%-%._~]", function(c) return c == " " and "+" or string.format("%%%02X", c:byte()) end))
+end
+
+--- One -F / --form-string value as a multipart part: name=value (a field), name=@FILE[;type=T]
+--- [;filename=N] (a file, streamed from disk), name=<FILE (a field holding the file's text: named
+--- in a note, since the script reads it when it runs). --form-string takes the value as it is.
+function M.form_part(spec, option, note)
+  local name, value = spec:match("^([^=]*)=(.*)$")
+  if not name then fail(option .. " '" .. spec .. "': a part is name=value, name=@file or name=<file") end
+  if option == "--form-string" then return { name = name, data = value } end
+  local first = value:sub(1, 1)
+  if first == "@" or first == "<" then
+    local path, params = value:sub(2):match("^([^;]*)(.*)$")
+    local part = { name = name }
+    for key, v in params:gmatch(";%s*(%w+)=([^;]*)") do
+      if key == "type" then part.content_type = v elseif key == "filename" then part.filename = v
+      else note("%s '%s': ;%s= is not carried over", option, spec, key) end
+    end
+    if first == "@" then part.file = path
+    else
+      note("%s '%s': the field's text is read from %s when the script runs", option, spec, path)
+      part.data_file = path
+    end
+    return part
+  end
+  return { name = name, data = value }
 end
 
 -- Reads the parsed options into the request.
@@ -135,7 +159,13 @@ function M.request(o, note)
       if json and not has("Accept") then r.headers[#r.headers + 1] = { "Accept", "application/json" } end
     end
   end
-  r.method = o.method or (o.head and "HEAD") or ((r.body and not o.get) and "POST") or "GET"
+  if o.form then
+    if r.body then note("-d and -F together: curl refuses them; the import keeps -F") end
+    r.body, r.content_type = nil, nil
+    r.multipart = {}
+    for _, f in ipairs(o.form) do r.multipart[#r.multipart + 1] = M.form_part(f.value, f.option, note) end
+  end
+  r.method = o.method or (o.head and "HEAD") or (((r.body or r.multipart) and not o.get) and "POST") or "GET"
   if o.user then
     local user, password = o.user:match("^([^:]*):(.*)$")
     if not user then note("-u %s: curl would ask for the password; the import sends none", o.user); user, password = o.user, "" end
@@ -157,65 +187,6 @@ function M.request(o, note)
   r.http_version = (o.http11 and "1.1") or (o.http2_prior and "2-prior-knowledge") or (o.http3 and "3") or (o.http2 and "2") or nil
   if o.shown then note("%s: what curl prints; the script prints r.status and r.body (lunet -v shows the heads)", o.shown) end
   return r
-end
-
-local ORDER = { "method", "url", "headers", "body", "content_type", "insecure", "ca_file", "cert",
-                "cert_key", "cert_password", "proxy", "follow", "max_redirects", "decompress", "timeout", "connect_timeout", "http_version" }
-
--- A Lua literal of v (strings with %q: every byte round-trips).
-local function literal(v, indent)
-  if type(v) == "string" then return (string.format("%q", v):gsub("\\\n", "\\n")) end
-  if type(v) ~= "table" then return tostring(v) end
-  local parts = {}
-  if #v > 0 then
-    for _, x in ipairs(v) do parts[#parts + 1] = literal(x, indent) end
-    return "{ " .. table.concat(parts, ", ") .. " }"
-  end
-  local keys = {}
-  for k in pairs(v) do keys[#keys + 1] = k end
-  table.sort(keys)
-  for _, k in ipairs(keys) do parts[#parts + 1] = k .. " = " .. literal(v[k], indent) end
-  return "{ " .. table.concat(parts, ", ") .. " }"
-end
-
---- The request as a lunet script that sends it and prints the status and the body.
-function M.script(r)
-  local lines = { "-- Imported from a curl command line by `lunet import curl`." }
-  for _, n in ipairs(r.notes) do lines[#lines + 1] = "-- NOTE: " .. n:gsub("\n", " ") end
-  if r.auth or r.cookies then
-    local parts = {}
-    for _, k in ipairs({ "auth", "cookies" }) do
-      if r[k] ~= nil then parts[#parts + 1] = k .. " = " .. literal(r[k]) end
-    end
-    lines[#lines + 1] = "local session = http.session{ " .. table.concat(parts, ", ") .. " }"
-    lines[#lines + 1] = "local r = session:request{"
-  else
-    lines[#lines + 1] = "local r = http.request{"
-  end
-  for _, k in ipairs(ORDER) do
-    local v = r[k]
-    if k == "headers" then
-      if #v > 0 then
-        lines[#lines + 1] = "  headers = {"
-        local by_name, names = {}, {}
-        for _, h in ipairs(v) do
-          if not by_name[h[1]] then by_name[h[1]] = {}; names[#names + 1] = h[1] end
-          table.insert(by_name[h[1]], h[2])
-        end
-        for _, name in ipairs(names) do
-          local values = by_name[name]
-          lines[#lines + 1] = string.format("    [%s] = %s,", literal(name), #values == 1 and literal(values[1]) or literal(values))
-        end
-        lines[#lines + 1] = "  },"
-      end
-    elseif v ~= nil then
-      lines[#lines + 1] = string.format("  %s = %s,", k, literal(v))
-    end
-  end
-  lines[#lines + 1] = "}"
-  lines[#lines + 1] = "print(r.status)"
-  lines[#lines + 1] = "io.write(r.body)"
-  return table.concat(lines, "\n") .. "\n"
 end
 
 return M
