@@ -85,7 +85,10 @@ extension LuaHost {
 
     /// Sets the global `arg` as lua5.4 does: arg[0] the script, arg[1...] its arguments,
     /// negative indices the interpreter and options before the script.
-    public func setScriptArguments(interpreter: [String], script: String, arguments: [String]) {
+    /// `raw`, when given, holds each argument's bytes as the process got them (a script's
+    /// argument need not be UTF-8: `$'\\xff'` stays one byte 0xff, never U+FFFD); the strings
+    /// are pushed otherwise.
+    public func setScriptArguments(interpreter: [String], script: String, arguments: [String], raw: [[UInt8]]? = nil) {
         let s = LuaStack(L)
         s.newTable(array: Int32(arguments.count), hash: Int32(interpreter.count + 1))
         for (i, a) in interpreter.enumerated() {
@@ -94,9 +97,16 @@ extension LuaHost {
         }
         s.push(script)
         s.setRawIndex(-2, 0)
-        for (i, a) in arguments.enumerated() {
-            s.push(a)
-            s.setRawIndex(-2, i + 1)
+        if let raw, raw.count == arguments.count {
+            for (i, bytes) in raw.enumerated() {
+                bytes.withUnsafeBytes { s.push(bytes: $0) }
+                s.setRawIndex(-2, i + 1)
+            }
+        } else {
+            for (i, a) in arguments.enumerated() {
+                s.push(a)
+                s.setRawIndex(-2, i + 1)
+            }
         }
         lua_rawgeti(L, lunet_registryindex(), lua_Integer(LUA_RIDX_GLOBALS))
         lunet_insert(L, -2)

@@ -16,6 +16,24 @@ let processArguments: [String] = {
     return (0..<Int(count)).map { i in argv[i].map { String(cString: $0) } ?? "" }
 }()
 SanitizerArgv.record(processArguments)
+/// The arguments' bytes as the process got them: Swift's String repairs bytes that are not UTF-8
+/// (U+FFFD), which would change a script's argument or a request's body given on the line.
+let processArgumentBytes: [[UInt8]] = {
+    var count: Int32 = 0
+    guard let argv = lunet_launch_arguments(&count) else { return [] }
+    return (0..<Int(count)).map { i in
+        guard let p = argv[i] else { return [] }
+        return Array(UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: strlen(p)))
+    }
+}()
+/// The bytes of `arguments`, the last of the process's arguments (every mode hands Lua a tail of
+/// them); nil when they are not that tail.
+func rawArguments(_ arguments: [String]) -> [[UInt8]]? {
+    guard arguments.count <= processArgumentBytes.count else { return nil }
+    let tail = Array(processArgumentBytes.suffix(arguments.count))
+    for (bytes, string) in zip(tail, arguments) where String(decoding: bytes, as: UTF8.self) != string { return nil }
+    return tail
+}
 signal(SIGPIPE, SIG_IGN)
 // A file-size limit (ulimit -f) must fail the write with EFBIG, which downloads report as kind
 // "io", instead of killing the process.
@@ -60,12 +78,11 @@ do {
 var status: Int32 = 0
 if case .test(let arguments) = invocation.mode {
     // The runner returns the exit status; leave at once (a timed-out test's work is abandoned).
-    host.setScriptArguments(interpreter: [processArguments[0]], script: "test", arguments: arguments)
-    host.setGlobal("__lunet_test_args", .array(arguments.map { .string($0) }))
+    host.setScriptArguments(interpreter: [processArguments[0]], script: "test", arguments: arguments, raw: rawArguments(arguments))
     host.setGlobal("__lunet_binary", .string(processArguments[0]))
     let code = host.run(.string("""
-        local args, binary = __lunet_test_args, __lunet_binary
-        __lunet_test_args, __lunet_binary = nil, nil
+        local args, binary = table.move(arg, 1, #arg, 1, {}), __lunet_binary
+        __lunet_binary = nil
         io.stdout:flush()
         os.exit(require("lunet.testing").main(args, { lunet = binary }), true)
         """, name: "=lunet test"))
@@ -74,11 +91,9 @@ if case .test(let arguments) = invocation.mode {
 /// `lunet load`, `lunet api`, `lunet grpc`: `module`'s main(args) (lua/lunet/...) gives the
 /// exit status.
 func runSubcommand(_ arguments: [String], name: String, module: String) -> Never {
-    host.setScriptArguments(interpreter: [processArguments[0]], script: name, arguments: arguments)
-    host.setGlobal("__lunet_sub_args", .array(arguments.map { .string($0) }))
+    host.setScriptArguments(interpreter: [processArguments[0]], script: name, arguments: arguments, raw: rawArguments(arguments))
     let code = host.run(.string("""
-        local args = __lunet_sub_args
-        __lunet_sub_args = nil
+        local args = table.move(arg, 1, #arg, 1, {})
         local status = require("\(module)").main(args)
         io.stdout:flush()
         os.exit(status, true)
@@ -91,11 +106,9 @@ if case .grpc(let arguments) = invocation.mode { runSubcommand(arguments, name: 
 if case .importer(let arguments) = invocation.mode { runSubcommand(arguments, name: "import", module: "lunet.import") }
 if case .request(let arguments) = invocation.mode {
     // The one-shot command line (lua/lunet/cli/main.lua) returns the exit status.
-    host.setScriptArguments(interpreter: [processArguments[0]], script: "", arguments: arguments)
-    host.setGlobal("__lunet_cli_args", .array(arguments.map { .string($0) }))
+    host.setScriptArguments(interpreter: [processArguments[0]], script: "", arguments: arguments, raw: rawArguments(arguments))
     let code = host.run(.string("""
-        local args = __lunet_cli_args
-        __lunet_cli_args = nil
+        local args = table.move(arg, 1, #arg, 1, {})
         local status = require("lunet.cli.main").main(args)
         io.stdout:flush()
         os.exit(status, true)
@@ -108,12 +121,13 @@ if let har = invocation.har {
     _ = host.run(.string("http.record(__lunet_har); __lunet_har = nil", name: "=--har"))
 }
 if case .script(let path) = invocation.mode, !path.isEmpty {   // "": -e chunks alone
-    host.setScriptArguments(interpreter: invocation.interpreterArguments, script: path, arguments: invocation.scriptArguments)
+    host.setScriptArguments(interpreter: invocation.interpreterArguments, script: path, arguments: invocation.scriptArguments,
+                            raw: rawArguments(invocation.scriptArguments))
 } else {
     // No script (-e chunks, the prompt): as lua5.4, the interpreter's name at 0, its options after.
     let interpreter = invocation.interpreterArguments
-    host.setScriptArguments(interpreter: [], script: interpreter.first ?? "lunet",
-                            arguments: Array(interpreter.dropFirst()) + invocation.scriptArguments)
+    let arguments = Array(interpreter.dropFirst()) + invocation.scriptArguments
+    host.setScriptArguments(interpreter: [], script: interpreter.first ?? "lunet", arguments: arguments, raw: rawArguments(arguments))
 }
 
 // As lua5.4: LUA_INIT_5_4 (else LUA_INIT) first, a chunk or "@file"; then -W; then -e and -l

@@ -116,6 +116,43 @@ test("--to cli: the one-shot command line sends what curl sends; --to test: a te
   truthy(line:find("# NOTE: --form-string 's=@not-a-file': the one-shot line reads a value that starts with @ as a file", 1, true), line)
 end)
 
+test("a curl command line pasted at the prompt is sent, continued lines and all; its response is _", function()
+  local input = h.temp_file(string.format("curl -sS '%s/anything?q=1' \\\n  -H 'X-A: 1' \\\n  --data-raw $'a=1\\n' --bogus\n" ..
+    "print('got', _.status, _.json.form.a, _.json.headers['X-A'])\n" ..
+    "curl = 5\ncurl -1\n", HTTPBIN))
+  local code, out = h.run(q(LUNET) .. " < " .. q(input))
+  eq(code, 0, out)
+  truthy(out:find("got\t200\t1\n\t1", 1, true), "sent, and kept in _: " .. out)
+  truthy(out:find("note: --bogus: not a curl option lunet carries over", 1, true), "what is left out is said: " .. out)
+  truthy(out:find("\n4\n", 1, true), "with a global curl, the line is Lua again: " .. out)
+  -- A quote left open asks for more; at the end of the input it is said unfinished.
+  input = h.temp_file("curl 'http://127.0.0.1:1/x\n")
+  code, out = h.run(q(LUNET) .. " < " .. q(input))
+  truthy(code ~= 0 and out:find("unfinished", 1, true), out)
+end)
+
+test("r:curl() of a request imports back into the same request", function()
+  local s = http.session({ auth = { basic = { "user", "pass word" } } })
+  local sent = {
+    http.post(HTTPBIN .. "/anything?x=1&y=%C3%A9", { json = { a = 1, b = { "x\ny" } }, headers = { ["X-A"] = "v'q" } }),
+    s:post(HTTPBIN .. "/anything", { form = { a = "1 2", b = "&=" } }),
+    http.post(HTTPBIN .. "/anything", { multipart = { a = "1", at = "@not-a-file", lt = "<not-a-file", f = { file = UPLOAD, content_type = "text/plain" } } }),
+    -- (a NUL byte cannot be in a command line's argument: no curl command line holds one)
+    http.request({ method = "PATCH", url = HTTPBIN .. "/anything", body = "raw\1bytes\255", content_type = "application/octet-stream" }),
+    http.get(HTTPBIN .. "/anything", { headers = { Accept = "text/html", ["X-Empty"] = "" } }),
+  }
+  for _, r1 in ipairs(sent) do
+    local line = r1:curl({ reveal = true })
+    local script = h.tmpname() .. ".lua"
+    local code, out = h.run(q(LUNET) .. " import curl " .. q(line) .. " -o " .. q(script))
+    eq(code, 0, out)
+    code, out = h.run(q(LUNET) .. " " .. q(script))
+    eq(code, 0, out)
+    local body = out:match("^%d+\n(.*)$")
+    eq(echoed(body), echoed(r1.body), line .. "\n" .. (h.read_file(script) or ""))
+  end
+end)
+
 test("-I sends a HEAD; -L follows redirects as curl does, and without it none is followed", function()
   local _, _, status = both(string.format("curl -I %s/status/204", HTTPBIN))
   eq(status, "204")

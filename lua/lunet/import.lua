@@ -14,6 +14,31 @@ usage: lunet import curl 'curl ...' [--to script|test|cli] [-o FILE]
   -o FILE, --output FILE   write to FILE (whole, or not at all) instead of stdout
 What lunet cannot carry over is named in NOTE lines at the script's top (docs/import.md).]]
 
+--- At the prompt: whether `code` is a curl command line pasted there (it starts with the word
+--- curl, and no global `curl` is defined to read it as Lua). Returns nil when it is not;
+--- "incomplete" when more lines are needed (a line that ends with a backslash, a quote left
+--- open); else a function that sends it and returns the response (the prompt shows it and
+--- keeps it in `_`), saying on stderr what was not carried over.
+function M.at_prompt(code)
+  if not code:match("^%s*curl%s") or rawget(_G, "curl") ~= nil then return nil end
+  if code:match("\\%s*$") then return "incomplete" end
+  local split = require "lunet.import.shell_words"
+  local ok, words = pcall(split.split, code)
+  if not ok then
+    if type(words) == "table" and words.import and words.import:find("not closed", 1, true) then return "incomplete" end
+    return function() error(type(words) == "table" and words.import or words, 0) end
+  end
+  return function()
+    local curl = require "lunet.import.curl"
+    local okp, r = pcall(curl.parse, words)
+    if not okp then error(type(r) == "table" and r.import or r, 0) end
+    for _, n in ipairs(r.notes) do io.stderr:write("note: ", n, "\n") end
+    local opts, session = curl.options(r)
+    if session then return http.session(session):request(opts) end
+    return http.request(opts)
+  end
+end
+
 function M.main(args, stdout, stderr)
   stdout, stderr = stdout or io.stdout, stderr or io.stderr
   local function usage_error(message)

@@ -138,6 +138,11 @@ function host.compile(code)
   if not fn then
     local err
     fn, err = load(code, name, "t")
+    -- A curl command line pasted at the prompt, which is not Lua, is sent as that request
+    -- (lunet.import, docs/import.md): after Lua had its say, so `curl = 5` stays an assignment.
+    local pasted = not fn and code:find("^%s*curl%s") and require("lunet.import").at_prompt(code)
+    if pasted == "incomplete" then return nil, "incomplete" end
+    if pasted then fn = pasted end
     if not fn then
       if string.find(err, "<eof>", 1, true) then return nil, "incomplete" end
       return nil, err

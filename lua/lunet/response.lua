@@ -189,7 +189,8 @@ function M.curl_of(q, opts)
     if string.lower(field[1]) == "content-type" then content_type = string.lower(field[2]) end
     do
       local value = reveal and field[2] or secrets.mask_header(field[1], field[2])
-      parts[#parts + 1] = "-H " .. quote(field[1] .. ": " .. value)
+      -- curl reads `-H 'Name:'` (nothing after the colon) as "remove Name": an empty value is `Name;`.
+      parts[#parts + 1] = "-H " .. quote(value == "" and (field[1] .. ";") or (field[1] .. ": " .. value))
     end
     ::next_field::
   end
@@ -203,11 +204,15 @@ function M.curl_of(q, opts)
   end
   for _, part in ipairs(q.multipart or {}) do
     local spec
+    local option = "-F "
     if part.file then spec = part.name .. "=@" .. part.file
     else spec = part.name .. "=" .. ((not reveal and secrets.is_secret_name(part.name)) and secrets.MASK or part.data) end
+    -- -F reads a value that starts with @ or < as a file's name, and ;type= in it as a parameter:
+    -- a plain field goes as --form-string, which takes its value as it is.
+    if not part.file and not part.filename and not part.content_type and part.data:find("^[@<]") then option = "--form-string " end
     if part.filename and not part.file then spec = spec .. ";filename=" .. part.filename end
     if part.content_type then spec = spec .. ";type=" .. part.content_type end
-    parts[#parts + 1] = "-F " .. quote(spec)
+    parts[#parts + 1] = option .. quote(spec)
   end
   for _, flag in ipairs(q.flags or (q.settings and M.curl_flags(q.settings)) or {}) do parts[#parts + 1] = flag end
   parts[#parts + 1] = "--compressed"

@@ -189,4 +189,39 @@ function M.request(o, note)
   return r
 end
 
+-- The request options a description's keys map to (a session takes auth and cookies).
+local REQUEST_KEYS = { "method", "url", "body", "content_type", "insecure", "ca_file", "cert", "cert_key",
+                       "cert_password", "proxy", "follow", "max_redirects", "decompress", "timeout", "connect_timeout", "http_version" }
+
+--- The description `r` as http.request's options, and the session options it needs (nil when
+--- none): what the prompt sends when a curl command line is pasted at it.
+function M.options(r)
+  local opts = {}
+  for _, k in ipairs(REQUEST_KEYS) do opts[k] = r[k] end
+  if #r.headers > 0 then
+    opts.headers = {}
+    for _, h in ipairs(r.headers) do
+      local have = opts.headers[h[1]]
+      if have == nil then opts.headers[h[1]] = h[2]
+      elseif type(have) == "table" then have[#have + 1] = h[2]
+      else opts.headers[h[1]] = { have, h[2] } end
+    end
+  end
+  if r.multipart then
+    opts.multipart = {}
+    for i, p in ipairs(r.multipart) do
+      local part = {}
+      for k, v in pairs(p) do if k ~= "data_file" then part[k] = v end end
+      if p.data_file then
+        local f = assert(io.open(p.data_file, "rb"))
+        part.data = f:read("a")
+        f:close()
+      end
+      opts.multipart[i] = part
+    end
+  end
+  local session = (r.auth or r.cookies) and { auth = r.auth, cookies = r.cookies } or nil
+  return opts, session
+end
+
 return M
