@@ -80,9 +80,10 @@ int lunet_interrupt_pending(void);
 void lunet_deadline_arm(lua_State *L, double seconds);
 void lunet_deadline_clear(void);
 /// `lunet load`'s VUs whose iteration never yields (vu_stop.c): a hook on each VU's coroutine
-/// raises `cancelled` there once a stop is requested: by lunet_vu_stop_after(seconds) (an
-/// interval timer; 0: now), or by a second lunet_vu_signal() (a signal handler's call; the first
-/// arms the timer for the grace lunet_vu_grace set). lunet_vu_stop_reset() lifts it all.
+/// raises `cancelled` there once a stop is requested: by lunet_vu_stop_after(seconds) (a
+/// deadline the hook reads the clock for; 0: now), or by a second lunet_vu_signal() (a signal
+/// handler's call; the first sets the deadline to the grace lunet_vu_grace set).
+/// lunet_vu_stop_reset() lifts it all.
 void lunet_vu_hook_arm(lua_State *L);
 void lunet_vu_stop_after(double seconds);
 void lunet_vu_grace(double seconds);
