@@ -1,12 +1,16 @@
---- `lunet import curl [COMMAND|-] [-o FILE]`: brings a request written for another tool into
---- lunet (docs/import.md). The curl command line comes as one argument, as the words after
---- `curl`, or on standard input ("Copy as cURL" pasted into a heredoc); the script goes to
---- standard output or, whole or not at all, to FILE. main(args) returns the exit status: 0, or 2
---- with the problem named (its place for a quote left open) and nothing written.
+--- `lunet import curl|har ...`: brings requests written for another tool into lunet
+--- (docs/import.md). The curl command line comes as one argument, as the words after `curl`,
+--- or on standard input ("Copy as cURL" pasted into a heredoc); a HAR file by name. What is
+--- written goes to standard output or, whole or not at all, to FILE. main(args) returns the
+--- exit status: 0, or 2 with the problem named (its place: a line and column, a JSON pointer)
+--- and nothing written.
 local M = {}
 
 M.usage = [[
-usage: lunet import curl 'curl ...' [--to script|test|cli] [-o FILE]
+usage: lunet import har FILE.har [--to test|load] [--host HOST]... [--no-static] [-o FILE]
+                                     a HAR file's requests as a lunet test file (a test a
+                                     request, grouped by page) or a lunet load script
+       lunet import curl 'curl ...' [--to script|test|cli] [-o FILE]
                                      a curl command line as a lunet script (or a test, or a
                                      lunet one-shot command line)
        lunet import curl [-o FILE] < command.sh    ... read from standard input
@@ -39,6 +43,52 @@ function M.at_prompt(code)
   end
 end
 
+-- Writes `text` to `out` (whole or not at all) or to stdout; the exit status.
+local function deliver(text, out, stdout, stderr)
+  if out then
+    local written, err = require("lunet.whole_file").write(out, text)
+    if not written then stderr:write("lunet import: cannot write ", out, ": ", tostring(err), "\n") return 1 end
+  else
+    stdout:write(text)
+  end
+  return 0
+end
+
+--- `lunet import har FILE [--to test|load] [--host HOST]... [--no-static] [-o FILE]`.
+function M.har(args, stdout, stderr, usage_error)
+  local ok, c = pcall(require("lunet.cli.argv").read, args, {
+    takes = { ["--to"] = "to", ["-o"] = "out", ["--output"] = "out", ["--host"] = "hosts" },
+    flags = { ["--no-static"] = "no_static" }, lists = { hosts = true }, help = "lunet import --help" },
+    function(message) error({ import = message }, 0) end,
+    function(c, word)
+      if c.file then error({ import = "one HAR file: '" .. c.file .. "' and '" .. word .. "'" }, 0) end
+      c.file = word
+    end)
+  if not ok then return usage_error(type(c) == "table" and c.import or tostring(c)) end
+  if not c.file then return usage_error("which HAR file? lunet import har FILE.har") end
+  local to = c.to or "test"
+  if to ~= "test" and to ~= "load" then return usage_error("--to takes test or load for a HAR, got '" .. require("lunet.terminal_safe").line(to) .. "'") end
+  local f, ferr = io.open(c.file, "rb")
+  if not f then return usage_error("cannot read " .. tostring(ferr)) end
+  local text = f:read("a")
+  f:close()
+  local hosts
+  if #c.hosts > 0 then
+    hosts = {}
+    for _, h in ipairs(c.hosts) do hosts[h:lower()] = true end
+  end
+  local okr, result = pcall(function()
+    local model = require("lunet.import.har").read(text, { hosts = hosts, no_static = c.no_static })
+    if #model.pages == 0 then error({ import = c.file .. ": no request left to import" .. (#model.notes > 0 and (" (" .. table.concat(model.notes, "; ") .. ")") or "") }, 0) end
+    return require("lunet.import.har_render")[to](model, c.file:match("[^/]*$"))
+  end)
+  if not okr then
+    if type(result) == "table" and result.import then return usage_error(c.file .. ": " .. result.import) end
+    error(result, 0)
+  end
+  return deliver(result, c.out, stdout, stderr)
+end
+
 function M.main(args, stdout, stderr)
   stdout, stderr = stdout or io.stdout, stderr or io.stderr
   local function usage_error(message)
@@ -46,8 +96,9 @@ function M.main(args, stdout, stderr)
     return 2
   end
   if args[1] == "--help" or args[1] == "-h" then stdout:write(M.usage, "\n") return 0 end
+  if args[1] == "har" then return M.har(table.move(args, 2, #args, 1, {}), stdout, stderr, usage_error) end
   if args[1] ~= "curl" then
-    return usage_error(args[1] and ("imports from 'curl', not '" .. require("lunet.terminal_safe").line(args[1]) .. "'") or "import what? lunet import curl 'curl ...'")
+    return usage_error(args[1] and ("imports from 'curl' or 'har', not '" .. require("lunet.terminal_safe").line(args[1]) .. "'") or "import what? lunet import curl 'curl ...', lunet import har FILE")
   end
   local words, out, to = {}, nil, "script"
   local i = 2
@@ -86,13 +137,7 @@ function M.main(args, stdout, stderr)
     if type(result) == "table" and result.import then return usage_error(result.import) end
     error(result, 0)
   end
-  if out then
-    local written, err = require("lunet.whole_file").write(out, result)
-    if not written then stderr:write("lunet import: cannot write ", out, ": ", tostring(err), "\n") return 1 end
-  else
-    stdout:write(result)
-  end
-  return 0
+  return deliver(result, out, stdout, stderr)
 end
 
 return M
