@@ -265,7 +265,7 @@ struct Invocation: Equatable {
       lunet load script.lua    run a load test (see lunet load --help, docs/load.md)
       lunet api SPEC [OP ...]  an API's operations from its OpenAPI document (docs/openapi.md)
       lunet grpc HOST:PORT ... gRPC as grpcurl: list, describe, call (docs/grpc.md)
-      lunet import curl|har ...  a curl command line or a HAR file as lunet (docs/import.md)
+      lunet import curl|har|postman ...  a curl line, a HAR file, a Postman collection as lunet (docs/import.md)
       lunet --version          print the versions of lunet, Lua and libcurl
       lunet --help             this text
 

@@ -7,7 +7,9 @@
 local M = {}
 
 M.usage = [[
-usage: lunet import har FILE.har [--to test|load] [--host HOST]... [--no-static] [-o FILE]
+usage: lunet import postman COLLECTION.json [--environment ENV.json] [-o FILE]
+                                     a Postman collection (v2.0, v2.1) as a lunet test file
+       lunet import har FILE.har [--to test|load] [--host HOST]... [--no-static] [-o FILE]
                                      a HAR file's requests as a lunet test file (a test a
                                      request, grouped by page) or a lunet load script
        lunet import curl 'curl ...' [--to script|test|cli] [-o FILE]
@@ -89,6 +91,46 @@ function M.har(args, stdout, stderr, usage_error)
   return deliver(result, c.out, stdout, stderr)
 end
 
+-- A whole file's text, or nil and the problem.
+local function read_file(path)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, "cannot read " .. tostring(err) end
+  local text, rerr = f:read("a")
+  f:close()
+  if not text then return nil, "cannot read " .. path .. ": " .. tostring(rerr) end
+  return text
+end
+
+--- `lunet import postman COLLECTION [--environment ENV] [-o FILE]`.
+function M.postman(args, stdout, stderr, usage_error)
+  local ok, c = pcall(require("lunet.cli.argv").read, args, {
+    takes = { ["-o"] = "out", ["--output"] = "out", ["--environment"] = "environment", ["-e"] = "environment" },
+    help = "lunet import --help" },
+    function(message) error({ import = message }, 0) end,
+    function(c, word)
+      if c.file then error({ import = "one collection: '" .. c.file .. "' and '" .. word .. "'" }, 0) end
+      c.file = word
+    end)
+  if not ok then return usage_error(type(c) == "table" and c.import or tostring(c)) end
+  if not c.file then return usage_error("which collection? lunet import postman COLLECTION.json") end
+  local text, err = read_file(c.file)
+  if not text then return usage_error(err) end
+  local env_text
+  if c.environment then
+    env_text, err = read_file(c.environment)
+    if not env_text then return usage_error(err) end
+  end
+  local okr, result = pcall(function()
+    local model = require("lunet.import.postman").read(text, env_text)
+    return require("lunet.import.postman_render").test(model, c.file:match("[^/]*$"))
+  end)
+  if not okr then
+    if type(result) == "table" and result.import then return usage_error(c.file .. ": " .. result.import) end
+    error(result, 0)
+  end
+  return deliver(result, c.out, stdout, stderr)
+end
+
 function M.main(args, stdout, stderr)
   stdout, stderr = stdout or io.stdout, stderr or io.stderr
   local function usage_error(message)
@@ -97,8 +139,10 @@ function M.main(args, stdout, stderr)
   end
   if args[1] == "--help" or args[1] == "-h" then stdout:write(M.usage, "\n") return 0 end
   if args[1] == "har" then return M.har(table.move(args, 2, #args, 1, {}), stdout, stderr, usage_error) end
+  if args[1] == "postman" then return M.postman(table.move(args, 2, #args, 1, {}), stdout, stderr, usage_error) end
   if args[1] ~= "curl" then
-    return usage_error(args[1] and ("imports from 'curl' or 'har', not '" .. require("lunet.terminal_safe").line(args[1]) .. "'") or "import what? lunet import curl 'curl ...', lunet import har FILE")
+    return usage_error(args[1] and ("imports from 'curl', 'har' or 'postman', not '" .. require("lunet.terminal_safe").line(args[1]) .. "'")
+      or "import what? lunet import curl 'curl ...', lunet import har FILE, lunet import postman FILE")
   end
   local words, out, to = {}, nil, "script"
   local i = 2
