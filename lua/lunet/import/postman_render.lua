@@ -53,8 +53,9 @@ local function v(text)
   end))
 end]]
 
---- The `lunet test` file.
-function M.test(model, what)
+-- The lines above the tests: what was imported, the scripts' count, the credentials, need(),
+-- the variables and v().
+local function preamble(model, what)
   local lines = { string.format("-- Imported from %s (%s, Postman collection %s) by `lunet import postman`.", what, model.name, model.format) }
   lines[#lines + 1] = string.format("-- Scripts: %d JavaScript script%s, kept as comments beside their requests; %d assertion%s translated to expect().",
     model.scripts.count, model.scripts.count == 1 and "" or "s", model.scripts.translated, model.scripts.translated == 1 and "" or "s")
@@ -75,6 +76,65 @@ function M.test(model, what)
   for _, var in ipairs(model.variables) do lines[#lines + 1] = "  [" .. literal(var.key) .. "] = " .. (type(var.value) == "table" and text(var.value) or literal(var.value)) .. "," end
   lines[#lines + 1] = "}"
   lines[#lines + 1] = DYNAMIC
+  return lines
+end
+
+-- A request's body options, through add(line).
+local function body(add, b, has_type)
+  if b.mode == "raw" then
+    add("body = " .. text(b.text) .. ",")
+    if not has_type then add("content_type = " .. literal(b.content_type or "text/plain") .. ",") end
+  elseif b.mode == "urlencoded" then
+    add("form = {")
+    for _, f in ipairs(b.fields) do add("  [" .. literal(f[1]) .. "] = " .. text(f[2]) .. ",") end
+    add("},")
+  elseif b.mode == "formdata" then
+    add("multipart = {")
+    for _, p in ipairs(b.parts) do
+      local fields = { "name = " .. literal(p.name) }
+      if p.file then fields[#fields + 1] = "file = " .. literal(p.file) else fields[#fields + 1] = "data = " .. text(p.data) end
+      if p.content_type then fields[#fields + 1] = "content_type = " .. literal(p.content_type) end
+      add("  { " .. table.concat(fields, ", ") .. " },")
+    end
+    add("},")
+  elseif b.mode == "file" then
+    add("body = assert(io.open(" .. literal(b.src) .. ', "rb")):read("a"),')
+    if not has_type then add('content_type = "application/octet-stream",') end
+  elseif b.mode == "graphql" then
+    add("json = { query = " .. text(b.query) .. (b.variables and (", variables = json.decode(" .. text(b.variables) .. ")") or "") .. " },")
+  end
+end
+
+-- One request's test into `out`, sent through the session session_for names.
+local function request(out, req, indent, session_for)
+  out[#out + 1] = indent .. "test(" .. literal(req.name) .. ", function()"
+  if req.scripts.prerequest then comment(out, indent .. "  ", "pre-request script", req.scripts.prerequest) end
+  out[#out + 1] = indent .. "  local r = " .. session_for(req.auth or nil) .. ":request{"
+  local function add(s) out[#out + 1] = indent .. "    " .. s end
+  add("method = " .. literal(req.method) .. ",")
+  add("url = " .. text(req.url) .. ",")
+  local has_type = false
+  if #req.headers > 0 then
+    add("headers = {")
+    for _, hd in ipairs(req.headers) do
+      if hd[1]:lower() == "content-type" then has_type = true end
+      add("  [" .. literal(hd[1]) .. "] = " .. text(hd[2]) .. ",")
+    end
+    add("},")
+  end
+  if req.body then body(add, req.body, has_type) end
+  add("follow = true,")
+  out[#out + 1] = indent .. "  }"
+  for _, e in ipairs(req.expects) do out[#out + 1] = indent .. "  " .. e end
+  if req.scripts.test then
+    comment(out, indent .. "  ", string.format("test script (%d assertion%s translated above)", #req.expects, #req.expects == 1 and "" or "s"), req.scripts.test)
+  end
+  out[#out + 1] = indent .. "end)"
+end
+
+--- The `lunet test` file.
+function M.test(model, what)
+  local lines = preamble(model, what)
   -- One session an auth (the same auth, the same session: its cookies and OAuth token shared).
   local sessions, session_lines = {}, {}
   local function session_for(auth)
@@ -87,54 +147,6 @@ function M.test(model, what)
     return sessions[key]
   end
   local body_lines = {}
-  local function request(req, indent)
-    local out = body_lines
-    out[#out + 1] = indent .. "test(" .. literal(req.name) .. ", function()"
-    if req.scripts.prerequest then comment(out, indent .. "  ", "pre-request script", req.scripts.prerequest) end
-    out[#out + 1] = indent .. "  local r = " .. session_for(req.auth or nil) .. ":request{"
-    local function add(s) out[#out + 1] = indent .. "    " .. s end
-    add("method = " .. literal(req.method) .. ",")
-    add("url = " .. text(req.url) .. ",")
-    local has_type = false
-    if #req.headers > 0 then
-      add("headers = {")
-      for _, hd in ipairs(req.headers) do
-        if hd[1]:lower() == "content-type" then has_type = true end
-        add("  [" .. literal(hd[1]) .. "] = " .. text(hd[2]) .. ",")
-      end
-      add("},")
-    end
-    local b = req.body
-    if b and b.mode == "raw" then
-      add("body = " .. text(b.text) .. ",")
-      if not has_type then add("content_type = " .. literal(b.content_type or "text/plain") .. ",") end
-    elseif b and b.mode == "urlencoded" then
-      add("form = {")
-      for _, f in ipairs(b.fields) do add("  [" .. literal(f[1]) .. "] = " .. text(f[2]) .. ",") end
-      add("},")
-    elseif b and b.mode == "formdata" then
-      add("multipart = {")
-      for _, p in ipairs(b.parts) do
-        local fields = { "name = " .. literal(p.name) }
-        if p.file then fields[#fields + 1] = "file = " .. literal(p.file) else fields[#fields + 1] = "data = " .. text(p.data) end
-        if p.content_type then fields[#fields + 1] = "content_type = " .. literal(p.content_type) end
-        add("  { " .. table.concat(fields, ", ") .. " },")
-      end
-      add("},")
-    elseif b and b.mode == "file" then
-      add("body = assert(io.open(" .. literal(b.src) .. ', "rb")):read("a"),')
-      if not has_type then add('content_type = "application/octet-stream",') end
-    elseif b and b.mode == "graphql" then
-      add("json = { query = " .. text(b.query) .. (b.variables and (", variables = json.decode(" .. text(b.variables) .. ")") or "") .. " },")
-    end
-    add("follow = true,")
-    out[#out + 1] = indent .. "  }"
-    for _, e in ipairs(req.expects) do out[#out + 1] = indent .. "  " .. e end
-    if req.scripts.test then
-      comment(out, indent .. "  ", string.format("test script (%d assertion%s translated above)", #req.expects, #req.expects == 1 and "" or "s"), req.scripts.test)
-    end
-    out[#out + 1] = indent .. "end)"
-  end
   local function items(list, indent)
     for _, it in ipairs(list) do
       if it.folder then
@@ -145,7 +157,7 @@ function M.test(model, what)
         items(it.items, indent .. "  ")
         body_lines[#body_lines + 1] = indent .. "end)"
       else
-        request(it, indent)
+        request(body_lines, it, indent, session_for)
       end
     end
   end
