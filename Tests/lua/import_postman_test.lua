@@ -73,6 +73,39 @@ test("a v2.0 collection: a URL as a string, headers as one string, auth as a map
   truthy(tap:find("3 passed, 0 failed", 1, true), tap)
 end)
 
+test("the shapes early v2 files have: _postman_schema, .../v2/ schemas, variables by id, null values, a password in the URL", function()
+  local postman = require "lunet.import.postman"
+  local render = require "lunet.import.postman_render"
+  for _, info in ipairs({ '{"name": "a", "_postman_schema": "https://schema.getpostman.com/#2.0.0"}',
+                          '{"name": "b", "schema": "http://schema.getpostman.com/collection/v2/collection.json"}' }) do
+    local model = postman.read('{"info": ' .. info .. ', "variable": [{"id": "v1", "value": "x"}, {"id": "v5", "value": null}], "item": [' ..
+      '{"name": "r", "request": "http://shamasis:pa55@echo.example/status/400?q=1#{{search}}"}]}')
+    eq(model.format, "v2.0")
+    eq({ model.variables[1].value, model.variables[2].value }, { "x", "" }, "a null value is empty")
+    local text = render.test(model, "f.json")
+    truthy(not text:find("pa55", 1, true) and text:find('auth = { basic = { "shamasis", need("LUNET_PM_URL_PASSWORD") } }', 1, true)
+      and text:find('url = v("http://echo.example/status/400?q=1#{{search}}")', 1, true), text)
+  end
+end)
+
+test("scripts: the certain forms translated, the sandbox's old tests[] forms too, the rest left to the comment", function()
+  local t = require("lunet.import.postman_scripts").translate([[
+pm.test("Status code is 200", function () { pm.response.to.have.status(200); });
+var data = pm.response.json();
+pm.expect(data.items[0].name).to.eql('a');
+pm.expect(pm.response.json().n).to.equal(-1.5);
+pm.expect(data.ok).to.eql(null);
+pm.expect(data).to.eql({a: 1});
+pm.expect(data.x).to.eql(someVariable);
+pm.expect(pm.response.code).to.be.oneOf([200, 201]);
+tests["response code is 401"] = responseCode.code === 401;
+tests["has it"] = responseBody.has("authenticated");
+pm.response.to.have.header("X-Id");]])
+  eq(t, { "expect(r).to.have_status(200)", 'expect(r.json.items[1].name).to.equal("a")', "expect(r.json.n).to.equal(-1.5)",
+          "expect(r.json.ok).to.equal(json.null)", "expect(r).to.have_status(401)", 'expect(r.body).to.contain("authenticated")',
+          'expect(r).to.have_header("X-Id")' })
+end)
+
 test("bad input: not JSON, not a collection (a JSON pointer), an unknown format: exit 2, nothing written", function()
   local out_file = h.tmpname()
   os.remove(out_file)

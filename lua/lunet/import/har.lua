@@ -60,23 +60,31 @@ local function vault()
     local key = kind .. "\0" .. name:lower() .. "\0" .. value
     local var = v.by_key[key]
     if var then return var end
-    local base = "LUNET_HAR_" .. name:upper():gsub("[^%w]", "_")
+    local base = "LUNET_HAR_" .. (kind == "url" and "URL_" or "") .. name:upper():gsub("[^%w]", "_")
     var = base
     local n = 1
     while v.used[var] do n = n + 1; var = base .. "_" .. n end
     v.used[var] = true
     v.by_key[key] = var
-    v.list[#v.list + 1] = { var = var, what = (kind == "query" and "the query parameter " or "the header ") .. name }
+    v.list[#v.list + 1] = { var = var, what = (kind == "query" and "the query parameter " or kind == "url" and "the URL's " or "the header ") .. name }
     return var
   end
   return v
 end
 
--- A URL whose secret query values are variables: a list of pieces, strings and { env = VAR }.
+-- A URL whose password (user:password@) and secret query values are variables: a list of
+-- pieces, strings and { env = VAR }.
 local function url_pieces(url, v)
+  local pieces = {}
+  local scheme_user, password, after = url:match("^(%a[%w+.-]*://[^:@/?#]*:)([^@/?#]*)(@.*)$")
+  if scheme_user then
+    pieces[1], pieces[2] = scheme_user, { env = v.variable("url", "password", password) }
+    url = after
+  end
   local before, query, fragment = url:match("^([^?#]*)%?([^#]*)(.*)$")
-  if not before then return { (url:gsub("#.*$", "")) } end
-  local pieces, first = { before .. "?" }, true
+  if not before then pieces[#pieces + 1] = (url:gsub("#.*$", "")) return pieces end
+  pieces[#pieces + 1] = before .. "?"
+  local first = true
   for pair in query:gmatch("[^&]+") do
     if not first then pieces[#pieces + 1] = "&" end
     first = false
@@ -130,7 +138,8 @@ function M.read(text, opts)
       local entry = { method = rq.method, url = url_pieces(rq.url, v), headers = {},
                       status = type(e.response) == "table" and math.tointeger(e.response.status) or nil,
                       started = M.time_ms(e.startedDateTime), time = tonumber(e.time) or 0 }
-      check(entry.started, at .. "/startedDateTime", "no ISO 8601 time")
+      -- (HAR 1.2 requires the time; files written by hand often leave it out: then no gap is known)
+      check(entry.started or e.startedDateTime == nil, at .. "/startedDateTime", "no ISO 8601 time")
       for j, hd in ipairs(type(rq.headers) == "table" and rq.headers or {}) do
         check(type(hd) == "table" and type(hd.name) == "string" and type(hd.value) == "string", at .. "/request/headers/" .. (j - 1), "a header without a name and a value")
         local lname = hd.name:lower()

@@ -113,11 +113,11 @@ function M.load(model, what)
   for _, page in ipairs(model.pages) do
     lines[#lines + 1] = "  -- " .. page.title:gsub("[\r\n]", " ")
     for _, e in ipairs(page.entries) do
-      if last_end then
+      if last_end and e.started then
         local gap = (e.started - last_end) / 1000
         if gap >= 0.05 then lines[#lines + 1] = string.format("  sleep(%.2f)", gap) end
       end
-      last_end = math.max(last_end or 0, e.started + math.floor(e.time + 0.5))
+      if e.started then last_end = math.max(last_end or 0, e.started + math.floor(e.time + 0.5)) end
       for _, l in ipairs(request_lines(e, "  ", "vu.session:request")) do lines[#lines + 1] = l end
     end
   end

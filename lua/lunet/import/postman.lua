@@ -159,7 +159,10 @@ local function events_of(events)
   for _, e in ipairs(type(events) == "table" and events or {}) do
     local s = type(e) == "table" and type(e.script) == "table" and e.script.exec
     local text = type(s) == "table" and table.concat(s, "\n") or (type(s) == "string" and s) or nil
-    if text and text:find("%S") and (e.listen == "prerequest" or e.listen == "test") then out[e.listen] = text end
+    -- (a script may also be a name of a shared one: a string, kept out; two of one kind join)
+    if text and text:find("%S") and (e.listen == "prerequest" or e.listen == "test") then
+      out[e.listen] = out[e.listen] and (out[e.listen] .. "\n" .. text) or text
+    end
   end
   return out
 end
@@ -186,8 +189,15 @@ local function item_of(it, at, model, inherited)
   check(method:match("^%u+$"), at .. "/request/method", "a method that is not a word")
   local req = { name = name, method = method, url = url_of(rq.url, at .. "/request/url"), headers = {},
                 auth = auth, body = nil, scripts = events, expects = {} }
+  -- A user and password written in the URL: the password would be in the output; they become
+  -- the request's basic auth, the password read from the environment.
+  local scheme, user, password, rest = req.url:match("^(%a[%w+.-]*://)([^:@/?#]*):([^@/?#]*)@(.*)$")
+  if scheme then
+    req.url = scheme .. rest
+    req.basic_from_url = { basic = { user, value(password, "url_password", model) } }
+  end
   local rq_auth = M.auth(rq.auth, model, name)
-  if rq_auth ~= nil then req.auth = rq_auth end
+  if rq_auth ~= nil then req.auth = rq_auth elseif req.basic_from_url then req.auth = req.basic_from_url end
   local headers = rq.header
   if type(headers) == "string" then   -- v2.0 allows "Name: value\nName: value"
     local list = {}
@@ -224,8 +234,11 @@ end
 function M.read(text, env_text)
   local doc = decode(text, "the collection")
   check(type(doc) == "table" and type(doc.info) == "table", "/info", "no info object")
-  local schema = tostring(doc.info.schema or "")
-  local format = schema:match("/v(2%.[01])%.%d+/") or schema:match("v(2%.[01])")
+  -- info.schema names the format (".../collection/v2.1.0/collection.json"); early v2 files name it
+  -- in info._postman_schema (".../#2.0.0").
+  local schema = tostring(doc.info.schema or doc.info._postman_schema or "")
+  local format = schema:match("/v(2%.[01])%.%d+/") or schema:match("v(2%.[01])") or schema:match("#(2%.[01])%.%d+")
+    or (schema:match("/v2/") and "2.0")   -- (".../collection/v2/collection.json": the first v2 files)
   check(format, "/info/schema", "not collection format v2.0 or v2.1 (" .. (schema ~= "" and schema or "no schema") .. ")")
   check(type(doc.item) == "table", "/item", "no item array")
   local model = { name = tostring(doc.info.name or "collection"), format = "v" .. format, variables = {}, credentials = {},
@@ -233,7 +246,8 @@ function M.read(text, env_text)
   local seen = {}
   local function variable(key, v, secret)
     key = tostring(key)
-    local entry = { key = key, value = tostring(v == nil and "" or v) }
+    if v == nil or v == require("lunet.json").null then v = "" end   -- (JSON's null: an empty value)
+    local entry = { key = key, value = tostring(v) }
     if secret or secrets.is_secret_name(key) then
       local var = env_name(key)
       model.credentials[var] = "the variable " .. key
@@ -243,8 +257,9 @@ function M.read(text, env_text)
     else model.variables[#model.variables + 1] = entry; seen[key] = #model.variables end
   end
   for i, v in ipairs(type(doc.variable) == "table" and doc.variable or {}) do
-    check(type(v) == "table" and v.key ~= nil, "/variable/" .. (i - 1), "a variable without a key")
-    if not v.disabled then variable(v.key, v.value, v.type == "secret") end
+    -- (v2.0 names a variable by key or by id)
+    check(type(v) == "table" and (v.key or v.id) ~= nil, "/variable/" .. (i - 1), "a variable without a key")
+    if not v.disabled then variable(v.key or v.id, v.value, v.type == "secret") end
   end
   if env_text then
     local env = decode(env_text, "the environment")

@@ -5,6 +5,8 @@
 ---   pm.response.to.be.ok                               expect(r).to.have_status(200)
 ---   pm.expect(pm.response.code).to.eql(N) (equal, be.equal)   expect(r).to.have_status(N)
 ---   pm.response.to.have.header("Name")                 expect(r).to.have_header("Name")
+---   tests["..."] = responseCode.code === N (or ==)     expect(r).to.have_status(N)   (the sandbox's
+---   tests["..."] = responseBody.has("text")            expect(r.body).to.contain("text")   old API)
 ---   pm.expect(J.a.b[0]).to.eql(LITERAL) (equal)        expect(r.json.a.b[1]).to.equal(LITERAL)
 --- where J is pm.response.json() or a variable assigned it (`var data = pm.response.json();`), a
 --- path is names and [N] indices (JavaScript's 0 is Lua's 1) and LITERAL a number, a quoted string,
@@ -54,7 +56,10 @@ function M.translate(text)
       or s:match("pm%.expect%(pm%.response%.code%)%.to%.eql%((%d%d%d)%)")
       or s:match("pm%.expect%(pm%.response%.code%)%.to%.equal%((%d%d%d)%)")
       or s:match("pm%.expect%(pm%.response%.code%)%.to%.be%.equal%((%d%d%d)%)")
+      or s:match("^tests%[.-%]%s*=%s*responseCode%.code%s*===?%s*(%d%d%d)$")
+    local has = s:match("^tests%[.-%]%s*=%s*responseBody%.has%((['\"][^'\"\\]*['\"])%)$")
     if n then out[#out + 1] = "expect(r).to.have_status(" .. n .. ")"
+    elseif has then out[#out + 1] = "expect(r.body).to.contain(" .. string.format("%q", has:sub(2, -2)) .. ")"
     elseif s:match("pm%.response%.to%.be%.ok%f[^%w_]") or s:match("pm%.response%.to%.be%.ok$") then out[#out + 1] = "expect(r).to.have_status(200)"
     else
       local header = s:match("pm%.response%.to%.have%.header%((['\"][^'\"]+['\"])%)")
