@@ -58,7 +58,7 @@ test("the manual has load, api and grpc, their options listed", function()
 end)
 
 test("bash: the commands, load's subcommands and options", function()
-  has_all(shells:bash("lunet "), { "load", "api", "grpc", "test" }, "lunet <TAB>")
+  has_all(shells:bash("lunet "), { "load", "api", "grpc", "test", "import" }, "lunet <TAB>")
   eq(shells:bash("lunet lo"), { "load" }, "lunet lo")
   eq(shells:bash("lunet load "), { "checkout.lua", "collect", "k8s", "merge", "shard0.json" }, "lunet load <TAB>")
   eq(shells:bash("lunet load --du"), { "--duration" }, "lunet load --du")
@@ -88,7 +88,8 @@ test("bash: grpc's options, then the services and methods reflection offers", fu
 end)
 
 test("fish: the commands, their options, operations and methods", { skip = not has("fish") and "fish is not installed" }, function()
-  has_all(shells:fish("lunet "), { "load", "api", "grpc" }, "lunet <TAB>")
+  has_all(shells:fish("lunet "), { "load", "api", "grpc", "import" }, "lunet <TAB>")
+  eq(shells:fish("lunet import "), { "curl", "har", "postman" }, "lunet import <TAB>")
   has_all(shells:fish("lunet load "), { "merge", "k8s", "collect", "checkout.lua" }, "lunet load <TAB>")
   eq(shells:fish("lunet load --du"), { "--duration" }, "lunet load --du")
   eq(shells:fish("lunet load merge --s"), { "--summary-export" }, "merge's options")
