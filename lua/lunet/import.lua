@@ -56,24 +56,40 @@ local function deliver(text, out, stdout, stderr)
   return 0
 end
 
---- `lunet import har FILE [--to test|load] [--host HOST]... [--no-static] [-o FILE]`.
-function M.har(args, stdout, stderr, usage_error)
-  local ok, c = pcall(require("lunet.cli.argv").read, args, {
-    takes = { ["--to"] = "to", ["-o"] = "out", ["--output"] = "out", ["--host"] = "hosts" },
-    flags = { ["--no-static"] = "no_static" }, lists = { hosts = true }, help = "lunet import --help" },
+-- A whole file's text, or nil and the problem.
+local function read_file(path)
+  local f, err = io.open(path, "rb")
+  if not f then return nil, "cannot read " .. tostring(err) end
+  local text, rerr = f:read("a")
+  f:close()
+  if not text then return nil, "cannot read " .. path .. ": " .. tostring(rerr) end
+  return text
+end
+
+-- The words of a file importer (har, postman): its options by `spec` (argv's) and one file;
+-- c, or nil and the usage error's exit status.
+local function file_args(args, spec, what, usage_error)
+  spec.help = "lunet import --help"
+  local ok, c = pcall(require("lunet.cli.argv").read, args, spec,
     function(message) error({ import = message }, 0) end,
     function(c, word)
-      if c.file then error({ import = "one HAR file: '" .. c.file .. "' and '" .. word .. "'" }, 0) end
+      if c.file then error({ import = "one " .. what .. ": '" .. c.file .. "' and '" .. word .. "'" }, 0) end
       c.file = word
     end)
-  if not ok then return usage_error(type(c) == "table" and c.import or tostring(c)) end
-  if not c.file then return usage_error("which HAR file? lunet import har FILE.har") end
+  if not ok then return nil, usage_error(type(c) == "table" and c.import or tostring(c)) end
+  if not c.file then return nil, usage_error("which " .. what .. "? lunet import --help") end
+  return c
+end
+
+--- `lunet import har FILE [--to test|load] [--host HOST]... [--no-static] [-o FILE]`.
+function M.har(args, stdout, stderr, usage_error)
+  local c, status = file_args(args, { takes = { ["--to"] = "to", ["-o"] = "out", ["--output"] = "out", ["--host"] = "hosts" },
+    flags = { ["--no-static"] = "no_static" }, lists = { hosts = true } }, "HAR file", usage_error)
+  if not c then return status end
   local to = c.to or "test"
   if to ~= "test" and to ~= "load" then return usage_error("--to takes test or load for a HAR, got '" .. require("lunet.terminal_safe").line(to) .. "'") end
-  local f, ferr = io.open(c.file, "rb")
-  if not f then return usage_error("cannot read " .. tostring(ferr)) end
-  local text = f:read("a")
-  f:close()
+  local text, err = read_file(c.file)
+  if not text then return usage_error(err) end
   local hosts
   if #c.hosts > 0 then
     hosts = {}
@@ -91,28 +107,11 @@ function M.har(args, stdout, stderr, usage_error)
   return deliver(result, c.out, stdout, stderr)
 end
 
--- A whole file's text, or nil and the problem.
-local function read_file(path)
-  local f, err = io.open(path, "rb")
-  if not f then return nil, "cannot read " .. tostring(err) end
-  local text, rerr = f:read("a")
-  f:close()
-  if not text then return nil, "cannot read " .. path .. ": " .. tostring(rerr) end
-  return text
-end
-
 --- `lunet import postman COLLECTION [--environment ENV] [-o FILE]`.
 function M.postman(args, stdout, stderr, usage_error)
-  local ok, c = pcall(require("lunet.cli.argv").read, args, {
-    takes = { ["-o"] = "out", ["--output"] = "out", ["--environment"] = "environment", ["-e"] = "environment" },
-    help = "lunet import --help" },
-    function(message) error({ import = message }, 0) end,
-    function(c, word)
-      if c.file then error({ import = "one collection: '" .. c.file .. "' and '" .. word .. "'" }, 0) end
-      c.file = word
-    end)
-  if not ok then return usage_error(type(c) == "table" and c.import or tostring(c)) end
-  if not c.file then return usage_error("which collection? lunet import postman COLLECTION.json") end
+  local c, status = file_args(args, { takes = { ["-o"] = "out", ["--output"] = "out", ["--environment"] = "environment",
+    ["-e"] = "environment" } }, "collection", usage_error)
+  if not c then return status end
   local text, err = read_file(c.file)
   if not text then return usage_error(err) end
   local env_text

@@ -3,7 +3,8 @@
 --- iteration: every request in order, with the HAR's gaps between them as sleeps). Credentials
 --- are read from the environment by name (need("LUNET_HAR_COOKIE")), never written. Redirects
 --- are not followed: a browser's HAR records each hop as a request of its own.
-local literal = require("lunet.import.render").literal
+local render = require "lunet.import.render"
+local literal = render.literal
 
 local M = {}
 
@@ -67,16 +68,11 @@ end
 
 local function head(model, what)
   local lines = { "-- Imported from " .. what .. " by `lunet import har`." }
-  if #model.variables > 0 then
-    lines[#lines + 1] = "-- Credentials the HAR held come from the environment (never written here):"
-    for _, v in ipairs(model.variables) do lines[#lines + 1] = string.format("--   %-28s %s", v.var, v.what) end
-  end
+  local list = {}
+  for i, v in ipairs(model.variables) do list[i] = { v.var, v.what } end
+  render.credentials(lines, "Credentials the HAR held", list)
   for _, n in ipairs(model.notes) do lines[#lines + 1] = "-- NOTE: " .. n:gsub("[\r\n]", " ") end
-  lines[#lines + 1] = "local function need(name)"
-  lines[#lines + 1] = "  local v = os.getenv(name)"
-  lines[#lines + 1] = '  if v == nil then error(name .. " is not set: it holds a credential of the HAR this was imported from", 2) end'
-  lines[#lines + 1] = "  return v"
-  lines[#lines + 1] = "end"
+  render.need_function(lines, "the HAR this was imported from")
   return lines
 end
 

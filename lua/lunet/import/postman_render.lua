@@ -3,7 +3,8 @@
 --- as Postman keeps them), a describe a folder, a test a request with the expect lines its
 --- test script translated to, and every JavaScript script kept as a comment beside its request.
 --- Credentials are read from the environment by name, never written.
-local literal = require("lunet.import.render").literal
+local render = require "lunet.import.render"
+local literal = render.literal
 
 local M = {}
 
@@ -62,16 +63,9 @@ local function preamble(model, what)
   local creds = {}
   for var, what_ in pairs(model.credentials) do creds[#creds + 1] = { var, what_ } end
   table.sort(creds, function(a, b) return a[1] < b[1] end)
-  if #creds > 0 then
-    lines[#lines + 1] = "-- Credentials come from the environment (never written here):"
-    for _, c in ipairs(creds) do lines[#lines + 1] = string.format("--   %-30s %s", c[1], c[2]) end
-  end
+  render.credentials(lines, "Credentials", creds)
   for _, n in ipairs(model.notes) do lines[#lines + 1] = "-- NOTE: " .. n:gsub("[\r\n]", " ") end
-  lines[#lines + 1] = "local function need(name)"
-  lines[#lines + 1] = "  local value = os.getenv(name)"
-  lines[#lines + 1] = '  if value == nil then error(name .. " is not set: it holds a credential of the collection this was imported from", 0) end'
-  lines[#lines + 1] = "  return value"
-  lines[#lines + 1] = "end"
+  render.need_function(lines, "the collection this was imported from")
   lines[#lines + 1] = "local vars = {"
   for _, var in ipairs(model.variables) do lines[#lines + 1] = "  [" .. literal(var.key) .. "] = " .. (type(var.value) == "table" and text(var.value) or literal(var.value)) .. "," end
   lines[#lines + 1] = "}"

@@ -74,6 +74,22 @@ local function request_lines(r, indent)
   return lines
 end
 
+--- The lines every importer's Lua output starts its credentials with: a list of { VAR, what }
+--- under `title` (none: no lines); need_function: need(name), which reads one or fails naming it and `source`.
+function M.credentials(lines, title, list)
+  if #list > 0 then
+    lines[#lines + 1] = "-- " .. title .. " come from the environment (never written here):"
+    for _, c in ipairs(list) do lines[#lines + 1] = string.format("--   %-30s %s", c[1], c[2]) end
+  end
+end
+function M.need_function(lines, source)
+  lines[#lines + 1] = "local function need(name)"
+  lines[#lines + 1] = "  local value = os.getenv(name)"
+  lines[#lines + 1] = '  if value == nil then error(name .. " is not set: it holds a credential of ' .. source .. '", 0) end'
+  lines[#lines + 1] = "  return value"
+  lines[#lines + 1] = "end"
+end
+
 local function head(r, what)
   local lines = { "-- Imported from " .. what .. " by `lunet import`." }
   for _, n in ipairs(r.notes or {}) do lines[#lines + 1] = "-- NOTE: " .. n:gsub("[\r\n]", " ") end
