@@ -56,14 +56,29 @@ local function deliver(text, out, stdout, stderr)
   return 0
 end
 
--- A whole file's text, or nil and the problem.
+--- The largest file an importer reads (a HAR of a long session runs to tens of MiB).
+M.MAX_FILE = 256 * 1024 * 1024
+
+-- A whole file's text, or nil and the problem: one over MAX_FILE is refused by its size before
+-- any of it is read (a pipe, which has none, is read a MiB at a time up to the limit).
 local function read_file(path)
   local f, err = io.open(path, "rb")
   if not f then return nil, "cannot read " .. tostring(err) end
-  local text, rerr = f:read("a")
+  local too_big = path .. " is larger than " .. (M.MAX_FILE // (1024 * 1024)) .. " MiB: not imported"
+  local size = f:seek("end")
+  if size and size > M.MAX_FILE then f:close() return nil, too_big end
+  if size then f:seek("set") end
+  local parts, total = {}, 0
+  while true do
+    local piece, rerr = f:read(1024 * 1024)
+    if rerr then f:close() return nil, "cannot read " .. path .. ": " .. tostring(rerr) end
+    if not piece then break end
+    total = total + #piece
+    if total > M.MAX_FILE then f:close() return nil, too_big end
+    parts[#parts + 1] = piece
+  end
   f:close()
-  if not text then return nil, "cannot read " .. path .. ": " .. tostring(rerr) end
-  return text
+  return table.concat(parts)
 end
 
 -- The words of a file importer (har, postman): its options by `spec` (argv's) and one file;
@@ -121,6 +136,7 @@ function M.postman(args, stdout, stderr, usage_error)
   end
   local okr, result = pcall(function()
     local model = require("lunet.import.postman").read(text, env_text)
+    if model.requests == 0 then error({ import = "no request to import (folders only, or none)" }, 0) end
     return require("lunet.import.postman_render").test(model, c.file:match("[^/]*$"))
   end)
   if not okr then

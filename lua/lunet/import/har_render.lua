@@ -67,11 +67,11 @@ local function request_lines(e, indent, call)
 end
 
 local function head(model, what)
-  local lines = { "-- Imported from " .. what .. " by `lunet import har`." }
+  local lines = { "-- Imported from " .. render.comment_text(what) .. " by `lunet import har`." }
   local list = {}
   for i, v in ipairs(model.variables) do list[i] = { v.var, v.what } end
   render.credentials(lines, "Credentials the HAR held", list)
-  for _, n in ipairs(model.notes) do lines[#lines + 1] = "-- NOTE: " .. n:gsub("[\r\n]", " ") end
+  for _, n in ipairs(model.notes) do lines[#lines + 1] = "-- NOTE: " .. render.comment_text(n) end
   render.need_function(lines, "the HAR this was imported from")
   return lines
 end
@@ -107,7 +107,7 @@ function M.load(model, what)
   lines[#lines + 1] = "return function(vu)"
   local last_end
   for _, page in ipairs(model.pages) do
-    lines[#lines + 1] = "  -- " .. page.title:gsub("[\r\n]", " ")
+    lines[#lines + 1] = "  -- " .. render.comment_text(page.title)
     for _, e in ipairs(page.entries) do
       if last_end and e.started then
         local gap = (e.started - last_end) / 1000

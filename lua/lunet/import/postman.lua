@@ -187,6 +187,7 @@ local function item_of(it, at, model, inherited)
   check(type(rq) == "table", at .. "/request", "an item that is neither a folder nor a request")
   local method = type(rq.method) == "string" and rq.method:upper() or "GET"
   check(method:match("^%u+$"), at .. "/request/method", "a method that is not a word")
+  model.requests = model.requests + 1
   local req = { name = name, method = method, url = url_of(rq.url, at .. "/request/url"), headers = {},
                 auth = auth, body = nil, scripts = events, expects = {} }
   -- A user and password written in the URL: the password would be in the output; they become
@@ -242,7 +243,7 @@ function M.read(text, env_text)
   check(format, "/info/schema", "not collection format v2.0 or v2.1 (" .. (schema ~= "" and schema or "no schema") .. ")")
   check(type(doc.item) == "table", "/item", "no item array")
   local model = { name = tostring(doc.info.name or "collection"), format = "v" .. format, variables = {}, credentials = {},
-                  items = {}, scripts = { count = 0, translated = 0 }, notes = {} }
+                  items = {}, scripts = { count = 0, translated = 0 }, notes = {}, requests = 0 }
   local seen = {}
   local function variable(key, v, secret)
     key = tostring(key)

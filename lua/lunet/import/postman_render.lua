@@ -31,9 +31,10 @@ local function table_text(t)
   return "{ " .. table.concat(parts, ", ") .. " }"
 end
 
+-- A script kept as comment lines (a line end of any kind, CR alone too, starts a new one).
 local function comment(lines, indent, title, js)
   lines[#lines + 1] = indent .. "-- " .. title .. " (JavaScript, not run):"
-  for l in (js .. "\n"):gmatch("(.-)\r?\n") do lines[#lines + 1] = indent .. "-- | " .. l end
+  for l in (js:gsub("\r\n?", "\n") .. "\n"):gmatch("(.-)\n") do lines[#lines + 1] = indent .. "-- | " .. render.comment_text(l) end
 end
 
 local DYNAMIC = [[
@@ -57,14 +58,14 @@ end]]
 -- The lines above the tests: what was imported, the scripts' count, the credentials, need(),
 -- the variables and v().
 local function preamble(model, what)
-  local lines = { string.format("-- Imported from %s (%s, Postman collection %s) by `lunet import postman`.", what, model.name, model.format) }
+  local lines = { "-- " .. render.comment_text(string.format("Imported from %s (%s, Postman collection %s) by `lunet import postman`.", what, model.name, model.format)) }
   lines[#lines + 1] = string.format("-- Scripts: %d JavaScript script%s, kept as comments beside their requests; %d assertion%s translated to expect().",
     model.scripts.count, model.scripts.count == 1 and "" or "s", model.scripts.translated, model.scripts.translated == 1 and "" or "s")
   local creds = {}
   for var, what_ in pairs(model.credentials) do creds[#creds + 1] = { var, what_ } end
   table.sort(creds, function(a, b) return a[1] < b[1] end)
   render.credentials(lines, "Credentials", creds)
-  for _, n in ipairs(model.notes) do lines[#lines + 1] = "-- NOTE: " .. n:gsub("[\r\n]", " ") end
+  for _, n in ipairs(model.notes) do lines[#lines + 1] = "-- NOTE: " .. render.comment_text(n) end
   render.need_function(lines, "the collection this was imported from")
   lines[#lines + 1] = "local vars = {"
   for _, var in ipairs(model.variables) do lines[#lines + 1] = "  [" .. literal(var.key) .. "] = " .. (type(var.value) == "table" and text(var.value) or literal(var.value)) .. "," end

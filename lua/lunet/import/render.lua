@@ -74,12 +74,20 @@ local function request_lines(r, indent)
   return lines
 end
 
+--- Text from an imported file as the rest of a comment line: a line end (CR or LF: Lua ends a
+--- comment at either) is a space, so the text cannot leave the comment and become code; other
+--- control bytes are written \xHH, so printing the output cannot drive a terminal.
+function M.comment_text(s)
+  return (tostring(s):gsub("[\r\n]", " "):gsub("%c", function(c) return c == "\t" and c or string.format("\\x%02x", c:byte()) end))
+end
+local comment_text = M.comment_text
+
 --- The lines every importer's Lua output starts its credentials with: a list of { VAR, what }
 --- under `title` (none: no lines); need_function: need(name), which reads one or fails naming it and `source`.
 function M.credentials(lines, title, list)
   if #list > 0 then
     lines[#lines + 1] = "-- " .. title .. " come from the environment (never written here):"
-    for _, c in ipairs(list) do lines[#lines + 1] = string.format("--   %-30s %s", c[1], c[2]) end
+    for _, c in ipairs(list) do lines[#lines + 1] = string.format("--   %-30s %s", c[1], comment_text(c[2])) end
   end
 end
 function M.need_function(lines, source)
@@ -91,8 +99,8 @@ function M.need_function(lines, source)
 end
 
 local function head(r, what)
-  local lines = { "-- Imported from " .. what .. " by `lunet import`." }
-  for _, n in ipairs(r.notes or {}) do lines[#lines + 1] = "-- NOTE: " .. n:gsub("[\r\n]", " ") end
+  local lines = { "-- Imported from " .. comment_text(what) .. " by `lunet import`." }
+  for _, n in ipairs(r.notes or {}) do lines[#lines + 1] = "-- NOTE: " .. comment_text(n) end
   return lines
 end
 
@@ -130,7 +138,7 @@ M.shell_word = shell_word
 --- rest. What it cannot say is a # NOTE line before it.
 function M.cli(r, what)
   local notes = {}
-  for _, n in ipairs(r.notes or {}) do notes[#notes + 1] = "# NOTE: " .. n:gsub("[\r\n]", " ") end
+  for _, n in ipairs(r.notes or {}) do notes[#notes + 1] = "# NOTE: " .. comment_text(n) end
   local w = { "lunet", r.method, r.url }
   for _, h in ipairs(r.headers) do
     w[#w + 1] = h[2] == "" and (h[1] .. ";") or (h[1] .. ":" .. h[2])
@@ -148,7 +156,7 @@ function M.cli(r, what)
       elseif p.data_file then w[#w + 1] = p.name .. "=@" .. p.data_file
       else
         if p.data:sub(1, 1) == "@" then
-          notes[#notes + 1] = string.format("# NOTE: --form-string '%s=%s': the one-shot line reads a value that starts with @ as a file; --to script sends it as it is", p.name, p.data)
+          notes[#notes + 1] = "# NOTE: " .. comment_text(string.format("--form-string '%s=%s': the one-shot line reads a value that starts with @ as a file; --to script sends it as it is", p.name, p.data))
         end
         w[#w + 1] = p.name .. "=" .. p.data
       end
@@ -162,7 +170,7 @@ function M.cli(r, what)
   elseif a and a.bearer then
     w[#w + 1] = "--auth-type"; w[#w + 1] = "bearer"; w[#w + 1] = "--auth"; w[#w + 1] = a.bearer
   end
-  if r.cookies then notes[#notes + 1] = "# NOTE: cookies from the file " .. r.cookies .. ": lunet --session keeps cookies between runs" end
+  if r.cookies then notes[#notes + 1] = "# NOTE: cookies from the file " .. comment_text(r.cookies) .. ": lunet --session keeps cookies between runs" end
   if r.follow then w[#w + 1] = "--follow" end
   if r.max_redirects then w[#w + 1] = "--max-redirects"; w[#w + 1] = tostring(r.max_redirects) end
   if r.insecure then w[#w + 1] = "--verify"; w[#w + 1] = "no" elseif r.ca_file then w[#w + 1] = "--verify"; w[#w + 1] = r.ca_file end
