@@ -102,6 +102,18 @@ test("the push at the end: a run shorter than the interval lands its totals", fu
   eq(scalar(PROMETHEUS, 'sum(lunet_http_reqs_total{testid="' .. testid .. '"})'), reqs)
 end)
 
+test("a tag that is not UTF-8 goes as it is, and the push lands (Prometheus 2.42 takes it)", function()
+  local testid = new_testid("utf8")
+  local script = h.temp_file(string.format([[
+return function(vu) vu.session:get(%q, { tags = { name = "caf\233 \255" } }) end]], NGINX .. "/small.txt"))
+  local code, out = h.run(string.format("LUNET_PROMETHEUS_RW_TESTID=%s %s load %s --vus 1 --iterations 3 --out prometheus=%s",
+    q(testid), q(LUNET), q(script), q(PROMETHEUS .. "/api/v1/write")))
+  eq(code, 0, out)
+  truthy(out:find("prometheus remote write: 1 push sent", 1, true), out)
+  local v = query(PROMETHEUS, 'lunet_http_reqs_total{testid="' .. testid .. '"}')
+  eq({ v[1] and v[1].value, v[1] and v[1].metric.name }, { 3, "caf\u{FFFD} \u{FFFD}" })
+end)
+
 -- A Prometheus of this file's own, on `port` (a free one when nil) with its data in `dir`;
 -- `web` is a --web.config.file's text (basic auth, TLS: then `tls` is true and the URL is
 -- https://localhost). Returns { url, port, dir, stop }.
