@@ -52,7 +52,15 @@ test("what has no YAML is refused with a message that names it", function()
   cur = deep
   for _ = 1, 300000 do cur.a = {}; cur = cur.a end
   e = h.fails("argument", function() yaml.encode(deep) end, "nesting past Lua's stack")
-  truthy(e.message:find("nested too deeply", 1, true), e.message)
+  truthy(e.message:find("nested too deeply to write (more than 1000 levels", 1, true), e.message)
+  -- 1000 levels are written, and read back; 1001 are refused
+  local at_limit = {}
+  cur = at_limit
+  for _ = 1, 999 do cur.a = {}; cur = cur.a end
+  cur.a = 1
+  eq(yaml.decode(yaml.encode(at_limit)), at_limit, "1000 levels")
+  cur.a = { 1 }
+  h.fails("argument", function() yaml.encode(at_limit) end, "1001 levels")
 end)
 
 local PYTHON = os.getenv("LUNET_VENV") and os.getenv("LUNET_VENV") .. "/bin/python3"

@@ -102,7 +102,20 @@ local function emit_value(v, indent, prefix, out, seen)
   end
 end
 
+--- Levels of mappings and sequences written at most (the reader's max_depth by default): past
+--- them the value is refused as nested too deeply, before Lua's stack or memory run out (a
+--- 300,000-level value exhausted ThreadSanitizer's memory before Lua's stack overflowed).
+M.MAX_DEPTH = 1000
+
+-- A collection's indent is two spaces a level: level N (from 1) is indented 2 * (N - 1).
+local function check_depth(indent)
+  if #indent >= 2 * M.MAX_DEPTH then
+    error(string.format("YAML: the value is nested too deeply to write (more than %d levels of mappings and sequences)", M.MAX_DEPTH), 0)
+  end
+end
+
 function emit_map(m, indent, out, seen)
+  check_depth(indent)
   if getmetatable(m) == MAP then
     for i = 1, m.n, 2 do
       if m[i + 1] ~= nil then emit_value(m[i + 1], indent, indent .. key_text(m[i]) .. ":", out, seen) end
@@ -118,6 +131,7 @@ end
 
 -- A sequence; an item that is a mapping starts on the dash's line ("- name: x").
 function emit_list(list, indent, out, seen)
+  check_depth(indent)
   for i = 1, #list do
     local v = list[i]
     local k, n = "scalar", 0
