@@ -145,6 +145,7 @@ local function own_prometheus(port, dir, web, tls)
     if ok and r.status == 200 then return p end
     task.sleep(0.2)
   end
+  p.stop()   -- (the test fails here: nothing is left running)
   error("prometheus did not start: " .. tostring(h.read_file(dir .. "/prometheus.log")))
 end
 
