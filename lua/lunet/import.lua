@@ -81,6 +81,17 @@ local function read_file(path)
   return table.concat(parts)
 end
 
+-- Runs `build` (which raises { import = message } on bad input) and delivers its text; a bad
+-- input is a usage error, `place` (a file's name, or nil) before its message.
+local function convert(build, place, out, stdout, stderr, usage_error)
+  local ok, result = pcall(build)
+  if not ok then
+    if type(result) == "table" and result.import then return usage_error((place and (place .. ": ") or "") .. result.import) end
+    error(result, 0)
+  end
+  return deliver(result, out, stdout, stderr)
+end
+
 -- The words of a file importer (har, postman): its options by `spec` (argv's) and one file;
 -- c, or nil and the usage error's exit status.
 local function file_args(args, spec, what, usage_error)
@@ -110,16 +121,11 @@ function M.har(args, stdout, stderr, usage_error)
     hosts = {}
     for _, h in ipairs(c.hosts) do hosts[h:lower()] = true end
   end
-  local okr, result = pcall(function()
+  return convert(function()
     local model = require("lunet.import.har").read(text, { hosts = hosts, no_static = c.no_static })
-    if #model.pages == 0 then error({ import = c.file .. ": no request left to import" .. (#model.notes > 0 and (" (" .. table.concat(model.notes, "; ") .. ")") or "") }, 0) end
+    if #model.pages == 0 then error({ import = "no request left to import" .. (#model.notes > 0 and (" (" .. table.concat(model.notes, "; ") .. ")") or "") }, 0) end
     return require("lunet.import.har_render")[to](model, c.file:match("[^/]*$"))
-  end)
-  if not okr then
-    if type(result) == "table" and result.import then return usage_error(c.file .. ": " .. result.import) end
-    error(result, 0)
-  end
-  return deliver(result, c.out, stdout, stderr)
+  end, c.file, c.out, stdout, stderr, usage_error)
 end
 
 --- `lunet import postman COLLECTION [--environment ENV] [-o FILE]`.
@@ -134,16 +140,11 @@ function M.postman(args, stdout, stderr, usage_error)
     env_text, err = read_file(c.environment)
     if not env_text then return usage_error(err) end
   end
-  local okr, result = pcall(function()
+  return convert(function()
     local model = require("lunet.import.postman").read(text, env_text)
     if model.requests == 0 then error({ import = "no request to import (folders only, or none)" }, 0) end
     return require("lunet.import.postman_render").test(model, c.file:match("[^/]*$"))
-  end)
-  if not okr then
-    if type(result) == "table" and result.import then return usage_error(c.file .. ": " .. result.import) end
-    error(result, 0)
-  end
-  return deliver(result, c.out, stdout, stderr)
+  end, c.file, c.out, stdout, stderr, usage_error)
 end
 
 function M.main(args, stdout, stderr)
@@ -178,7 +179,7 @@ function M.main(args, stdout, stderr)
   end
   local split = require "lunet.import.shell_words"
   local curl = require "lunet.import.curl"
-  local ok, result = pcall(function()
+  return convert(function()
     local list, notes
     if #words == 0 or (#words == 1 and words[1] == "-") then
       list, notes = split.split(io.stdin:read("a") or "")
@@ -191,12 +192,7 @@ function M.main(args, stdout, stderr)
     local r = curl.parse(list)
     for _, n in ipairs(notes) do table.insert(r.notes, 1, n) end
     return render[to](r, "a curl command line")
-  end)
-  if not ok then
-    if type(result) == "table" and result.import then return usage_error(result.import) end
-    error(result, 0)
-  end
-  return deliver(result, out, stdout, stderr)
+  end, nil, out, stdout, stderr, usage_error)
 end
 
 return M

@@ -81,7 +81,7 @@ local function url_pieces(url, v)
     pieces[1], pieces[2] = scheme_user, { env = v.variable("url", "password", password) }
     url = after
   end
-  local before, query, fragment = url:match("^([^?#]*)%?([^#]*)(.*)$")
+  local before, query = url:match("^([^?#]*)%?([^#]*)")   -- (a fragment is never sent)
   if not before then pieces[#pieces + 1] = (url:gsub("#.*$", "")) return pieces end
   pieces[#pieces + 1] = before .. "?"
   local first = true
@@ -96,7 +96,6 @@ local function url_pieces(url, v)
       pieces[#pieces + 1] = pair
     end
   end
-  local _ = fragment   -- never sent
   return pieces
 end
 

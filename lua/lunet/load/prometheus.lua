@@ -55,7 +55,7 @@ function M.config(url, getenv)
     return nil, "--out prometheus: the URL holds credentials, which would be printed with it: give them in " ..
       ENV .. "USERNAME and " .. ENV .. "PASSWORD, or " .. ENV .. "BEARER_TOKEN"
   end
-  local c = { url = url, getenv = getenv }
+  local c = { url = url }
   local err
   c.interval, err = seconds(getenv, "PUSH_INTERVAL", 5)
   if not c.interval then return nil, err end
